@@ -1,0 +1,2 @@
+//! Loom models; see loom-tests/run.sh.
+#![cfg(sidejob_loom)]

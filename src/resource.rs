@@ -1,0 +1,494 @@
+//! [`Resource`]: the sharded admission counter every other face is built on.
+//!
+//! # Orderings
+//!
+//! Admission and release are single atomic steps on one shard's word; the
+//! shard module justifies their orderings. This module adds only the resize:
+//! resizes are serialised by a mutex the fast path never takes, and each moves
+//! every shard limit in the same direction (see [`limit_for`]), so while a
+//! resize is under way the limits sum to a value between the old and the new
+//! capacity. Growing stores the new capacity before raising the limits and
+//! shrinking stores it after lowering them, so `usage() <= capacity()` holds
+//! whenever no permit from before a shrink is still held.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use crate::error::{BuildError, Overload};
+use crate::home::home_shard;
+use crate::permit::{OwnedPermit, Permit};
+use crate::shard::{limit_for, Shard, MAX_SHARD_LIMIT};
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
+
+/// The most shards a resource may have.
+pub const MAX_SHARDS: usize = 1 << 16;
+
+/// A capacity-bounded admission counter, split across shards.
+///
+/// Each shard is one atomic usage slot on its own cache line, holding an
+/// exact share of the capacity. [`try_acquire`](Resource::try_acquire) starts
+/// at the calling thread's home shard and probes the others in turn; it fails
+/// fast with [`Overload`] only when it saw every shard full. Usage never
+/// exceeds capacity, not even for an instant.
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::Resource;
+///
+/// let resource = Resource::builder().capacity(2).shards(2).build()?;
+/// let first = resource.try_acquire()?;
+/// let second = resource.try_acquire()?;
+/// assert!(resource.try_acquire().is_err()); // full: fail fast
+/// drop(first);
+/// assert!(resource.try_acquire().is_ok()); // a slot is free again
+/// # drop(second);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Resource {
+    shards: Box<[CachePadded<Shard>]>,
+    capacity: AtomicUsize,
+    resize: Mutex<()>,
+}
+
+impl Resource {
+    /// A resource of `capacity` permits spread over one shard per CPU.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2³² − 1 permits per
+    /// shard). [`Resource::builder`] reports that as a [`BuildError`] instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(100);
+    /// assert_eq!(resource.capacity(), 100);
+    /// assert_eq!(resource.shard_count(), num_cpus::get());
+    /// ```
+    pub fn new(capacity: usize) -> Resource {
+        match Resource::builder().capacity(capacity).build() {
+            Ok(resource) => resource,
+            Err(err) => panic!("Resource::new({capacity}): {err}"),
+        }
+    }
+
+    /// Starts configuring a resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(10).shards(4).build()?;
+    /// assert_eq!(resource.shard_count(), 4);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn builder() -> ResourceBuilder {
+        ResourceBuilder::default()
+    }
+
+    /// Takes a permit, or fails fast with [`Overload`] if every shard is full.
+    ///
+    /// The probe starts at the calling thread's home shard and visits each
+    /// other shard once, in order. In the common case it touches only the home
+    /// shard's cache line, allocates nothing and writes one word. Dropping the
+    /// permit gives its slot back.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit. A refusal is counted
+    /// once in [`ResourceStats::rejected`], however many shards were probed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let permit = resource.try_acquire().expect("one slot is free");
+    /// assert_eq!(resource.try_acquire().unwrap_err(), sidejob::Overload);
+    /// drop(permit);
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, Overload> {
+        let shard = self.admit_from(home_shard(self.shards.len()))?;
+        Ok(Permit::new(self, shard))
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), but the probe starts at shard
+    /// `start % shard_count()` instead of the thread's home shard.
+    ///
+    /// Useful to keep a task on the same shard whichever thread runs it, or to
+    /// reproduce a placement in a test.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(3).shards(3).build()?;
+    /// let permit = resource.try_acquire_from(2)?;
+    /// assert_eq!(permit.shard(), 2);
+    /// let next = resource.try_acquire_from(2)?; // shard 2 is full: probe on
+    /// assert_eq!(next.shard(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_from(&self, start: usize) -> Result<Permit<'_>, Overload> {
+        let shard = self.admit_from(start % self.shards.len())?;
+        Ok(Permit::new(self, shard))
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), but the permit owns a handle
+    /// to the resource, so it is `'static` and can travel between threads.
+    ///
+    /// This clones the `Arc`, an atomic increment on a cache line every
+    /// holder shares, and the drop decrements it. Prefer
+    /// [`try_acquire`](Self::try_acquire) where a borrow will do.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::new(4));
+    /// let permit = resource.try_acquire_owned()?;
+    /// std::thread::spawn(move || {
+    ///     // ... work under the permit ...
+    ///     drop(permit);
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, Overload> {
+        let shard = self.admit_from(home_shard(self.shards.len()))?;
+        Ok(OwnedPermit::new(Arc::clone(self), shard))
+    }
+
+    /// Admits one unit starting at shard `start`; returns the shard it came from.
+    ///
+    /// The caller owns the unit and must give it back with
+    /// [`release_slot`](Self::release_slot) exactly once.
+    #[inline]
+    pub(crate) fn admit_from(&self, start: usize) -> Result<usize, Overload> {
+        if self.shards[start].try_admit() {
+            Ok(start)
+        } else {
+            self.probe(start)
+        }
+    }
+
+    /// The home shard was full: try every other shard once, in order.
+    #[cold]
+    #[inline(never)]
+    fn probe(&self, start: usize) -> Result<usize, Overload> {
+        let count = self.shards.len();
+        for step in 1..count {
+            let index = (start + step) % count;
+            if self.shards[index].try_admit() {
+                return Ok(index);
+            }
+        }
+        self.shards[start].record_rejection();
+        Err(Overload)
+    }
+
+    /// Gives back a unit admitted by [`admit_from`](Self::admit_from).
+    #[inline]
+    pub(crate) fn release_slot(&self, shard: usize) {
+        self.shards[shard].release();
+    }
+
+    /// The total capacity: the sum of the shard limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(7);
+    /// assert_eq!(resource.capacity(), 7);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// The number of shards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(7).shards(3).build()?;
+    /// assert_eq!(resource.shard_count(), 3);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The number of permits held right now, summed over the shards.
+    ///
+    /// Each shard is read once; under concurrent use the sum is a moment's
+    /// picture, never above the sum of the limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(3);
+    /// let _permit = resource.try_acquire()?;
+    /// assert_eq!(resource.usage(), 1);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn usage(&self) -> usize {
+        self.shards.iter().map(|shard| shard.usage() as usize).sum()
+    }
+
+    /// Changes the capacity at run time, spreading it exactly over the shards.
+    ///
+    /// Growing admits new acquires at once. Shrinking never revokes permits
+    /// already held: usage may stay above the new capacity until they are
+    /// dropped, and acquires are refused until usage is back under it.
+    /// Concurrent resizes are serialised; acquires never wait for one.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2³² − 1 per shard).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let held = resource.try_acquire()?;
+    /// resource.set_capacity(2);
+    /// let more = resource.try_acquire()?; // growing admits at once
+    /// resource.set_capacity(1);
+    /// assert_eq!(resource.usage(), 2); // nothing is revoked
+    /// drop((held, more));
+    /// assert_eq!(resource.capacity(), 1);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn set_capacity(&self, capacity: usize) {
+        let count = self.shards.len();
+        if let Err(err) = check_capacity(capacity, count) {
+            panic!("Resource::set_capacity({capacity}): {err}");
+        }
+        let _resizing = lock(&self.resize);
+        let growing = capacity >= self.capacity.load(Ordering::Relaxed);
+        if growing {
+            self.capacity.store(capacity, Ordering::Relaxed);
+        }
+        for (index, shard) in self.shards.iter().enumerate() {
+            shard.set_limit(limit_for(capacity, count, index));
+        }
+        if !growing {
+            self.capacity.store(capacity, Ordering::Relaxed);
+        }
+    }
+
+    /// A snapshot of the resource's counters.
+    ///
+    /// Reads each shard's words and takes no lock the acquire path takes.
+    /// `accepted + rejected` equals the number of acquire attempts so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let permit = resource.try_acquire()?;
+    /// assert!(resource.try_acquire().is_err());
+    /// let stats = resource.stats();
+    /// assert_eq!((stats.accepted, stats.rejected, stats.usage), (1, 1, 1));
+    /// assert_eq!(stats.shards.iter().map(|s| s.limit).sum::<usize>(), 1);
+    /// # drop(permit);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn stats(&self) -> ResourceStats {
+        let shards: Vec<ShardStats> = self
+            .shards
+            .iter()
+            .map(|shard| {
+                let counts = shard.counts();
+                ShardStats {
+                    limit: counts.limit as usize,
+                    usage: counts.usage as usize,
+                    accepted: counts.accepted,
+                    rejected: counts.rejected,
+                }
+            })
+            .collect();
+        ResourceStats {
+            capacity: self.capacity(),
+            usage: shards.iter().map(|s| s.usage).sum(),
+            accepted: shards.iter().map(|s| s.accepted).sum(),
+            rejected: shards.iter().map(|s| s.rejected).sum(),
+            shards,
+        }
+    }
+}
+
+impl fmt::Debug for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resource")
+            .field("capacity", &self.capacity())
+            .field("usage", &self.usage())
+            .field("shards", &self.shard_count())
+            .finish()
+    }
+}
+
+fn check_capacity(capacity: usize, shards: usize) -> Result<(), BuildError> {
+    let max = (shards as u64).saturating_mul(MAX_SHARD_LIMIT);
+    if capacity as u64 > max {
+        return Err(BuildError::new(
+            "capacity",
+            format!("{capacity} exceeds the {max} permits that {shards} shards can hold"),
+        ));
+    }
+    Ok(())
+}
+
+/// Configures a [`Resource`]; made by [`Resource::builder`].
+///
+/// # Examples
+///
+/// ```
+/// let resource = sidejob::Resource::builder()
+///     .capacity(64) // required
+///     .shards(8) // default: the number of CPUs
+///     .build()?;
+/// assert_eq!(resource.stats().shards[0].limit, 8);
+/// # Ok::<(), sidejob::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ResourceBuilder {
+    capacity: Option<usize>,
+    shards: Option<usize>,
+}
+
+impl ResourceBuilder {
+    /// The total number of permits. Required. Zero is valid: a closed gate
+    /// that refuses every acquire until [`Resource::set_capacity`] opens it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let closed = sidejob::Resource::builder().capacity(0).build()?;
+    /// assert!(closed.try_acquire().is_err());
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// The number of shards, from 1 to [`MAX_SHARDS`]. Default: the number of
+    /// CPUs. More shards than capacity is valid: the surplus shards get limit
+    /// 0 and the probe finds the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(1).shards(4).build()?;
+    /// assert!(resource.try_acquire().is_ok()); // found on shard 0
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// Builds the resource.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the setting when `capacity` was not set or
+    /// exceeds what the shards can hold, or `shards` is 0 or above
+    /// [`MAX_SHARDS`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let err = sidejob::Resource::builder().capacity(1).shards(0).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid setting `shards`: must be at least 1");
+    /// ```
+    pub fn build(self) -> Result<Resource, BuildError> {
+        let shards = self.shards.unwrap_or_else(num_cpus::get);
+        if shards == 0 {
+            return Err(BuildError::new("shards", "must be at least 1"));
+        }
+        if shards > MAX_SHARDS {
+            return Err(BuildError::new(
+                "shards",
+                format!("{shards} is above the maximum of {MAX_SHARDS}"),
+            ));
+        }
+        let capacity = self
+            .capacity
+            .ok_or_else(|| BuildError::new("capacity", "must be set"))?;
+        check_capacity(capacity, shards)?;
+        Ok(Resource {
+            shards: (0..shards)
+                .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
+                .collect(),
+            capacity: AtomicUsize::new(capacity),
+            resize: Mutex::new(()),
+        })
+    }
+}
+
+/// A snapshot of a [`Resource`]'s counters, from [`Resource::stats`].
+///
+/// # Examples
+///
+/// ```
+/// let resource = sidejob::Resource::builder().capacity(5).shards(2).build()?;
+/// let stats = resource.stats();
+/// assert_eq!(stats.capacity, 5);
+/// assert_eq!(stats.shards.iter().map(|s| s.limit).collect::<Vec<_>>(), [3, 2]);
+/// # Ok::<(), sidejob::BuildError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResourceStats {
+    /// The total capacity.
+    pub capacity: usize,
+    /// Permits held, summed over the shards.
+    pub usage: usize,
+    /// Successful acquires, ever.
+    pub accepted: u64,
+    /// Refused acquires ([`Overload`]s), ever; one per refused call.
+    pub rejected: u64,
+    /// Each shard's figures, in shard order.
+    pub shards: Vec<ShardStats>,
+}
+
+/// One shard's figures within [`ResourceStats`].
+///
+/// # Examples
+///
+/// ```
+/// let resource = sidejob::Resource::builder().capacity(2).shards(1).build()?;
+/// let _permit = resource.try_acquire()?;
+/// let shard = &resource.stats().shards[0];
+/// assert_eq!((shard.limit, shard.usage, shard.accepted), (2, 1, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShardStats {
+    /// The shard's share of the capacity.
+    pub limit: usize,
+    /// Permits held on this shard.
+    pub usage: usize,
+    /// Permits this shard granted, ever.
+    pub accepted: u64,
+    /// Refused acquires whose probe started (at home) on this shard, ever.
+    pub rejected: u64,
+}
