@@ -72,7 +72,9 @@ impl Drop for Permit<'_> {
 
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").field("shard", &self.shard).finish()
+        f.debug_struct("Permit")
+            .field("shard", &self.shard)
+            .finish()
     }
 }
 

@@ -22,6 +22,12 @@ use crate::permit::{OwnedPermit, Permit};
 use crate::shard::{limit_for, Shard, MAX_SHARD_LIMIT};
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 
+/// How many times a refused probe re-runs when shards changed under it.
+const PROBE_ROUNDS: usize = 4;
+
+/// Probes of up to this many shards keep what they saw on the stack.
+const INLINE_PROBE: usize = 64;
+
 /// The most shards a resource may have.
 pub const MAX_SHARDS: usize = 1 << 16;
 
@@ -173,29 +179,79 @@ impl Resource {
         Ok(OwnedPermit::new(Arc::clone(self), shard))
     }
 
+    /// Like [`try_acquire_owned`](Self::try_acquire_owned), but the probe
+    /// starts at shard `start % shard_count()`, as in
+    /// [`try_acquire_from`](Self::try_acquire_from).
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::builder().capacity(2).shards(2).build()?);
+    /// assert_eq!(resource.try_acquire_owned_from(1)?.shard(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned_from(self: &Arc<Self>, start: usize) -> Result<OwnedPermit, Overload> {
+        let shard = self.admit_from(start % self.shards.len())?;
+        Ok(OwnedPermit::new(Arc::clone(self), shard))
+    }
+
     /// Admits one unit starting at shard `start`; returns the shard it came from.
     ///
     /// The caller owns the unit and must give it back with
     /// [`release_slot`](Self::release_slot) exactly once.
     #[inline]
     pub(crate) fn admit_from(&self, start: usize) -> Result<usize, Overload> {
-        if self.shards[start].try_admit() {
-            Ok(start)
-        } else {
-            self.probe(start)
+        match self.shards[start].try_admit() {
+            Ok(()) => Ok(start),
+            Err(seen) => self.probe(start, seen),
         }
     }
 
-    /// The home shard was full: try every other shard once, in order.
+    /// The home shard was full: try every other shard once, in order, and
+    /// refuse only if every shard was full at one moment.
+    ///
+    /// Seeing each shard full in turn is not enough: a slot can free up
+    /// behind the probe. So a probe that found no room re-reads every shard;
+    /// if no word changed, all shards were full at once between the two
+    /// reads, and the refusal is genuine. If one changed, the probe runs
+    /// again, at most [`PROBE_ROUNDS`] times, so a caller never spins.
     #[cold]
     #[inline(never)]
-    fn probe(&self, start: usize) -> Result<usize, Overload> {
+    fn probe(&self, start: usize, start_seen: u64) -> Result<usize, Overload> {
         let count = self.shards.len();
-        for step in 1..count {
-            let index = (start + step) % count;
-            if self.shards[index].try_admit() {
-                return Ok(index);
+        let mut inline = [0u64; INLINE_PROBE];
+        let mut heap = Vec::new();
+        let seen: &mut [u64] = if count <= INLINE_PROBE {
+            &mut inline[..count]
+        } else {
+            heap.resize(count, 0);
+            &mut heap
+        };
+        seen[0] = start_seen;
+        let mut first = 1;
+        for _ in 0..PROBE_ROUNDS {
+            for (step, slot) in seen.iter_mut().enumerate().skip(first) {
+                let index = (start + step) % count;
+                match self.shards[index].try_admit() {
+                    Ok(()) => return Ok(index),
+                    Err(word) => *slot = word,
+                }
             }
+            let unchanged = seen
+                .iter()
+                .enumerate()
+                .all(|(step, &word)| self.shards[(start + step) % count].word() == word);
+            if unchanged {
+                break;
+            }
+            first = 0;
         }
         self.shards[start].record_rejection();
         Err(Overload)

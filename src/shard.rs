@@ -24,22 +24,26 @@
 //!
 //! # Orderings
 //!
-//! * The successful CAS is `Acquire` and the release `fetch_sub` is `Release`.
-//!   The word's updates are all read-modify-writes, so they form one release
-//!   sequence: a grant synchronises with every release before it, and whatever
-//!   a holder did before giving its permit back happens-before the work of the
-//!   next holder. That is the guarantee a semaphore owes its users; the bound
-//!   itself needs no ordering at all, because usage lives in one word and every
-//!   change to it is a single atomic step.
-//! * The first load of the word and a failed CAS are `Relaxed`: the CAS
-//!   re-validates the value, and a stale read only costs a retry.
+//! * Every read of the word is `Acquire`, the admitting CAS is `AcqRel` and
+//!   the release `fetch_sub` is `Release`. The word's updates are all
+//!   read-modify-writes, so they form one release sequence:
+//!   - a grant synchronises with every release before it, so whatever a
+//!     holder did before giving its permit back happens-before the work of
+//!     the next holder: the guarantee a semaphore owes its users;
+//!   - a thread that sees a shard's new state also sees everything the
+//!     writer did before, on any shard. The refusal check relies on it: a
+//!     prober that sees shard B taken by a thread that first released shard A
+//!     must see shard A free when it re-reads it (loom found the false
+//!     overload that `Relaxed` reads allow here).
+//! * The bound itself needs no ordering: usage lives in one word and every
+//!   change to it is a single atomic step that re-validates the limit.
 //! * The limit is read `Relaxed`. It guards no other memory. An admission that
 //!   reads the limit before a concurrent resize takes effect is ordered before
 //!   the resize, which is the documented meaning of a resize: it never revokes
 //!   what was granted. Coherence still makes a resize visible to every acquire
 //!   that happens after it.
-//! * `rejected` and the statistics reads are `Relaxed`: they are counters, and
-//!   each is read as one snapshot of its own word.
+//! * `rejected`, the carry fold (under its lock) and the statistics reads are
+//!   `Relaxed`: they are counters, and each is read as one snapshot of one word.
 
 use crate::sync::{lock, AtomicU64, Mutex, Ordering};
 
@@ -90,14 +94,15 @@ impl Shard {
     /// Takes one unit of usage if the shard is below its limit.
     ///
     /// A full shard is only read. Retries only while other threads change the
-    /// word under it, so `false` means the shard was seen full.
+    /// word under it, so `Err` means the shard was seen full; it carries the
+    /// word that was seen, for [`word`](Self::word) to re-validate.
     #[inline]
-    pub(crate) fn try_admit(&self) -> bool {
+    pub(crate) fn try_admit(&self) -> Result<(), u64> {
         let limit = self.limit.load(Ordering::Relaxed);
-        let mut current = self.word.load(Ordering::Relaxed);
+        let mut current = self.word.load(Ordering::Acquire);
         loop {
             if current & USAGE_MASK >= limit {
-                return false;
+                return Err(current);
             }
             let mut next = current.wrapping_add(ADMIT);
             if next >> COUNT_SHIFT == 0 {
@@ -111,10 +116,10 @@ impl Shard {
             match self.word.compare_exchange_weak(
                 current,
                 next,
+                Ordering::AcqRel,
                 Ordering::Acquire,
-                Ordering::Relaxed,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Ok(()),
                 Err(actual) => current = actual,
             }
         }
@@ -140,6 +145,14 @@ impl Shard {
 
     pub(crate) fn limit(&self) -> u64 {
         self.limit.load(Ordering::Relaxed)
+    }
+
+    /// The whole word. Every admission and release changes it (the grant
+    /// count makes it free of ABA for 2^31 admissions), so an unchanged word
+    /// means an unchanged shard.
+    #[inline]
+    pub(crate) fn word(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
     }
 
     pub(crate) fn usage(&self) -> u64 {
@@ -201,13 +214,14 @@ mod tests {
     #[test]
     fn admits_up_to_the_limit_and_reads_full_without_writing() {
         let shard = Shard::new(2);
-        assert!(shard.try_admit());
-        assert!(shard.try_admit());
-        let before = shard.word.load(Ordering::Relaxed);
-        assert!(!shard.try_admit());
-        assert_eq!(shard.word.load(Ordering::Relaxed), before);
+        assert!(shard.try_admit().is_ok());
+        assert!(shard.try_admit().is_ok());
+        let before = shard.word();
+        assert_eq!(shard.try_admit(), Err(before));
+        assert_eq!(shard.word(), before);
         shard.release();
-        assert!(shard.try_admit());
+        assert_ne!(shard.word(), before);
+        assert!(shard.try_admit().is_ok());
         let counts = shard.counts();
         assert_eq!((counts.usage, counts.accepted), (2, 3));
     }
@@ -217,18 +231,18 @@ mod tests {
         let shard = Shard::new(10);
         shard.set_count_for_test(COUNT_WRAP - 2);
         for n in 1..=5u64 {
-            assert!(shard.try_admit());
+            assert!(shard.try_admit().is_ok());
             shard.release();
             assert_eq!(shard.counts().accepted, COUNT_WRAP - 2 + n);
         }
         // A second wrap while the first carry is still pending folds it first.
         let shard = Shard::new(10);
         shard.set_count_for_test(COUNT_WRAP - 1);
-        assert!(shard.try_admit()); // wraps, carry pending
+        assert!(shard.try_admit().is_ok()); // wraps, carry pending
         shard
             .word
             .fetch_add((COUNT_WRAP - 1) << COUNT_SHIFT, Ordering::Relaxed);
-        assert!(shard.try_admit()); // wraps again: folds, then carries
+        assert!(shard.try_admit().is_ok()); // wraps again: folds, then carries
         let counts = shard.counts();
         assert_eq!(counts.accepted, 2 * COUNT_WRAP);
         assert_eq!(counts.usage, 2);
