@@ -215,3 +215,52 @@ fn shrink_races_with_acquire() {
         assert_eq!(resource.usage(), 0);
     });
 }
+
+/// (c'') After a shrink left shard 0 above its share, its release races with
+/// an acquire on shard 1: the acquire gets in only once the overshoot is
+/// gone, so holders never exceed the new capacity, and the limits end up
+/// back at their shares.
+#[test]
+fn release_after_shrink_rebalances() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(4).shards(2).build().unwrap());
+        let first = resource.try_acquire_owned_from(0).unwrap();
+        let second = resource.try_acquire_owned_from(0).unwrap();
+        assert_eq!(second.shard(), 0);
+        resource.set_capacity(2); // shares [1, 1]; shard 0 holds 2
+        assert!(
+            resource.try_acquire_from(1).is_err(),
+            "overshoot not charged"
+        );
+        let holders = Arc::new(Holders::new(2));
+        holders.enter();
+        holders.enter();
+
+        let releaser = {
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                holders.leave();
+                drop(first);
+            })
+        };
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                if let Ok(permit) = resource.try_acquire_from(1) {
+                    holders.enter();
+                    holders.leave();
+                    drop(permit);
+                }
+            })
+        };
+        releaser.join().unwrap();
+        acquirer.join().unwrap();
+        // The overshoot is gone: shard 1 admits again, exactly its share.
+        let on_one = resource.try_acquire_from(1).expect("false overload");
+        assert_eq!(on_one.shard(), 1);
+        assert!(resource.try_acquire().is_err());
+        drop((on_one, second));
+        assert_eq!(resource.usage(), 0);
+    });
+}

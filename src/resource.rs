@@ -1,15 +1,28 @@
 //! [`Resource`]: the sharded admission counter every other face is built on.
 //!
+//! # Shrinking below the usage
+//!
+//! Each shard's *share* of the capacity is spread exactly ([`limit_for`]), and
+//! normally each shard admits up to its share. A shrink can leave a shard
+//! holding more than its new share, since held permits are never revoked.
+//! Then the other shards must not admit the full share: the overshoot is
+//! charged to them, by lowering their admission limits below their shares
+//! (or to zero while total usage is above capacity). A release on a shard
+//! over its limit is the only event that makes room, and the shard word tells
+//! the releaser so, which sends it to [`Resource::rebalance`]; everyone else
+//! stays on the fast path. Once no shard is over, every limit is its share
+//! again. The invariant, for admissions after the shrink returns, is:
+//! the sum over shards of `max(usage, limit)` is at most the capacity, unless
+//! every limit is zero.
+//!
 //! # Orderings
 //!
-//! Admission and release are single atomic steps on one shard's word; the
-//! shard module justifies their orderings. This module adds only the resize:
-//! resizes are serialised by a mutex the fast path never takes, and each moves
-//! every shard limit in the same direction (see [`limit_for`]), so while a
-//! resize is under way the limits sum to a value between the old and the new
-//! capacity. Growing stores the new capacity before raising the limits and
-//! shrinking stores it after lowering them, so `usage() <= capacity()` holds
-//! whenever no permit from before a shrink is still held.
+//! Admission, release and limit changes are single atomic steps on one
+//! shard's word; the shard module justifies their orderings. Resizes and
+//! rebalances are serialised by a mutex the fast path never takes, and they
+//! read every shard with `Acquire` after taking it. The capacity itself is a
+//! `Relaxed` atomic: it is written only under that mutex and read as a
+//! figure, never to admit.
 
 use std::fmt;
 use std::sync::Arc;
@@ -64,8 +77,8 @@ impl Resource {
     ///
     /// # Panics
     ///
-    /// If `capacity` exceeds what the shards can hold (2³² − 1 permits per
-    /// shard). [`Resource::builder`] reports that as a [`BuildError`] instead.
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215
+    /// permits per shard). [`Resource::builder`] reports that as a [`BuildError`] instead.
     ///
     /// # Examples
     ///
@@ -260,7 +273,88 @@ impl Resource {
     /// Gives back a unit admitted by [`admit_from`](Self::admit_from).
     #[inline]
     pub(crate) fn release_slot(&self, shard: usize) {
-        self.shards[shard].release();
+        if self.shards[shard].release() {
+            self.rebalance_after_release();
+        }
+    }
+
+    /// A shard over its limit (after a shrink) released a permit: the room
+    /// it made may let other shards admit again.
+    #[cold]
+    #[inline(never)]
+    fn rebalance_after_release(&self) {
+        let _resizing = lock(&self.resize);
+        self.rebalance(self.capacity.load(Ordering::Relaxed));
+    }
+
+    /// Sets every shard's admission limit for `capacity` given what the
+    /// shards hold now. The caller holds the resize lock.
+    ///
+    /// Plans from one read of every shard, lowers limits first (each change
+    /// reports the shard's exact usage at that instant) and raises limits
+    /// only once the lowered shards are known to fit the plan, so admissions
+    /// never see more room than `capacity` leaves. Shards may admit up to
+    /// their old limit while the plan is being made; if that spoils it, plan
+    /// again from fresh reads.
+    fn rebalance(&self, capacity: usize) {
+        let count = self.shards.len();
+        let capacity = capacity as u64;
+        loop {
+            let usage: Vec<u64> = self.shards.iter().map(|s| s.usage()).collect();
+            let shares: Vec<u64> = (0..count)
+                .map(|i| limit_for(capacity as usize, count, i))
+                .collect();
+            let closed = usage.iter().sum::<u64>() > capacity;
+            let plan: Vec<u64> = if closed {
+                vec![0; count]
+            } else {
+                // Charge each shard's overshoot to the shards with room.
+                let mut overshoot: u64 = usage
+                    .iter()
+                    .zip(&shares)
+                    .map(|(&u, &share)| u.saturating_sub(share))
+                    .sum();
+                usage
+                    .iter()
+                    .zip(&shares)
+                    .map(|(&u, &share)| {
+                        let cut = overshoot.min(share.saturating_sub(u));
+                        overshoot -= cut;
+                        share - cut
+                    })
+                    .collect()
+            };
+            let mut footprint = 0;
+            let mut raises = Vec::new();
+            for (index, shard) in self.shards.iter().enumerate() {
+                if plan[index] <= shard.limit() {
+                    let held = shard.set_limit(plan[index]);
+                    footprint += held.max(plan[index]);
+                } else {
+                    // Below its planned limit, this shard can only grow to
+                    // its current, lower limit until raised; over it, it can
+                    // only shrink. Either way the plan bounds it.
+                    raises.push(index);
+                    footprint += usage[index].max(plan[index]);
+                }
+            }
+            match (closed, footprint <= capacity) {
+                (false, true) => {
+                    for index in raises {
+                        self.shards[index].set_limit(plan[index]);
+                    }
+                    return;
+                }
+                // Every shard is closed and usage really is above capacity:
+                // each later release on a shard that holds any is over its
+                // limit of zero and rebalances again.
+                (true, false) => return,
+                // Releases made room while the shards were being closed, or a
+                // shard admitted past the plan before its limit was lowered:
+                // plan again from fresh reads.
+                _ => continue,
+            }
+        }
     }
 
     /// The total capacity: the sum of the shard limits.
@@ -314,7 +408,7 @@ impl Resource {
     ///
     /// # Panics
     ///
-    /// If `capacity` exceeds what the shards can hold (2³² − 1 per shard).
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215 per shard).
     ///
     /// # Examples
     ///
@@ -335,16 +429,8 @@ impl Resource {
             panic!("Resource::set_capacity({capacity}): {err}");
         }
         let _resizing = lock(&self.resize);
-        let growing = capacity >= self.capacity.load(Ordering::Relaxed);
-        if growing {
-            self.capacity.store(capacity, Ordering::Relaxed);
-        }
-        for (index, shard) in self.shards.iter().enumerate() {
-            shard.set_limit(limit_for(capacity, count, index));
-        }
-        if !growing {
-            self.capacity.store(capacity, Ordering::Relaxed);
-        }
+        self.capacity.store(capacity, Ordering::Relaxed);
+        self.rebalance(capacity);
     }
 
     /// A snapshot of the resource's counters.
@@ -365,13 +451,16 @@ impl Resource {
     /// # Ok::<(), sidejob::Overload>(())
     /// ```
     pub fn stats(&self) -> ResourceStats {
+        let capacity = self.capacity();
+        let count = self.shards.len();
         let shards: Vec<ShardStats> = self
             .shards
             .iter()
-            .map(|shard| {
+            .enumerate()
+            .map(|(index, shard)| {
                 let counts = shard.counts();
                 ShardStats {
-                    limit: counts.limit as usize,
+                    limit: limit_for(capacity, count, index) as usize,
                     usage: counts.usage as usize,
                     accepted: counts.accepted,
                     rejected: counts.rejected,
@@ -379,7 +468,7 @@ impl Resource {
             })
             .collect();
         ResourceStats {
-            capacity: self.capacity(),
+            capacity,
             usage: shards.iter().map(|s| s.usage).sum(),
             accepted: shards.iter().map(|s| s.accepted).sum(),
             rejected: shards.iter().map(|s| s.rejected).sum(),
@@ -539,7 +628,9 @@ pub struct ResourceStats {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShardStats {
-    /// The shard's share of the capacity.
+    /// The shard's share of the capacity. The shares sum to the capacity.
+    /// After a shrink that left some shard above its share, other shards
+    /// admit less than theirs until the overshoot is released.
     pub limit: usize,
     /// Permits held on this shard.
     pub usage: usize,

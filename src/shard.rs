@@ -1,26 +1,34 @@
 //! One shard: an atomic usage slot with its own limit, alone on its cache line.
 //!
-//! A shard packs its usage and a running count of the permits it has granted
-//! into one 64-bit word, so that admitting is a single compare-and-swap that
-//! both checks the limit and counts the acquisition:
+//! A shard packs everything admission needs into one 64-bit word, so that
+//! admitting is a single compare-and-swap that checks the limit, takes the
+//! slot and counts the grant, and a release learns from the same word whether
+//! the shard was over its limit:
 //!
 //! ```text
-//!  63                         33   32   31                               0
-//! +-----------------------------+-----+----------------------------------+
-//! | granted, modulo 2^31        |carry| usage (permits held right now)   |
-//! +-----------------------------+-----+----------------------------------+
+//!  63            49   48   47               24   23                0
+//! +----------------+-----+-------------------+-------------------+
+//! | granted mod 2^15|carry| limit             | usage             |
+//! +----------------+-----+-------------------+-------------------+
 //! ```
 //!
-//! * Admitting: load the word, compare its usage with the limit, and CAS in
-//!   `word + (1 << 33) + 1`. A full shard is only ever read, never written.
+//! * Admitting: load the word, compare its usage with its limit, and CAS in
+//!   `word + (1 << 49) + 1`. A full shard is only ever read, never written.
 //! * Releasing: `fetch_sub(1)`. Usage is at least 1 while a permit exists, so
-//!   the subtraction never borrows from the count.
-//! * The count wraps every 2^31 grants. The admission that wraps it sets the
-//!   carry bit in the same CAS; a reader (or the next wrap) folds the carry into
-//!   `epochs` under the shard's fold lock. An admission that would wrap while a
-//!   carry is still unfolded folds it first, so no wrap is ever lost and
-//!   `accepted` is exact forever. The fold lock is taken once per 2^31 grants
-//!   on the admission path, and by stats readers: never by an ordinary acquire.
+//!   the subtraction never borrows. The previous word tells whether the shard
+//!   was over its limit (only possible after a shrink), which sends the
+//!   release to the resource's cold rebalance.
+//! * Changing the limit is a CAS too, so the resizer learns the shard's exact
+//!   usage at the instant the new limit took effect.
+//! * The grant count wraps every 2^15 grants. The admission that wraps it sets
+//!   the carry bit in the same CAS; a reader, or the next wrap, folds the carry
+//!   into `epochs` under the shard's fold lock. An admission that would wrap
+//!   while a carry is still unfolded folds it first, so no wrap is lost and
+//!   `accepted` is exact forever. That lock is taken once per 2^15 grants on
+//!   the admission path, and by stats readers.
+//! * Every admission and release changes the word (the grant count keeps it
+//!   free of ABA for 2^15 grants), so an unchanged word means an unchanged
+//!   shard. The refusal check relies on that.
 //!
 //! # Orderings
 //!
@@ -35,37 +43,50 @@
 //!     prober that sees shard B taken by a thread that first released shard A
 //!     must see shard A free when it re-reads it (loom found the false
 //!     overload that `Relaxed` reads allow here).
-//! * The bound itself needs no ordering: usage lives in one word and every
-//!   change to it is a single atomic step that re-validates the limit.
-//! * The limit is read `Relaxed`. It guards no other memory. An admission that
-//!   reads the limit before a concurrent resize takes effect is ordered before
-//!   the resize, which is the documented meaning of a resize: it never revokes
-//!   what was granted. Coherence still makes a resize visible to every acquire
-//!   that happens after it.
-//! * `rejected`, the carry fold (under its lock) and the statistics reads are
-//!   `Relaxed`: they are counters, and each is read as one snapshot of one word.
+//! * The bound itself needs no ordering: usage and limit live in one word, and
+//!   every change to it is a single atomic step that re-validates both.
+//! * A limit change is an `AcqRel` CAS like an admission: the resizer's reads
+//!   of the other shards, under the resize lock, follow it.
+//! * `rejected` and the counter snapshot are `Relaxed`: they are counters,
+//!   each read as one snapshot of one word. The carry fold is an `AcqRel`
+//!   read-modify-write, so it continues the word's release sequence.
 
 use crate::sync::{lock, AtomicU64, Mutex, Ordering};
 
+/// Width of the usage and limit fields.
+const FIELD_BITS: u32 = 24;
 /// The usage field: permits held right now.
-const USAGE_MASK: u64 = (1 << 32) - 1;
+const USAGE_MASK: u64 = (1 << FIELD_BITS) - 1;
+/// Where the limit field starts.
+const LIMIT_SHIFT: u32 = FIELD_BITS;
+/// The limit field, in place.
+const LIMIT_MASK: u64 = USAGE_MASK << LIMIT_SHIFT;
 /// Set by the admission that wraps the grant count, until it is folded.
-const CARRY: u64 = 1 << 32;
+const CARRY: u64 = 1 << (2 * FIELD_BITS);
 /// Where the grant count starts.
-const COUNT_SHIFT: u32 = 33;
+const COUNT_SHIFT: u32 = 2 * FIELD_BITS + 1;
 /// The grant count wraps after this many grants.
 const COUNT_WRAP: u64 = 1 << (64 - COUNT_SHIFT);
 /// Added by one admission: one more grant, one more permit held.
 const ADMIT: u64 = (1 << COUNT_SHIFT) | 1;
 
-/// The largest limit one shard can hold: usage must fit its 32-bit field.
+/// The largest limit one shard can hold.
 pub(crate) const MAX_SHARD_LIMIT: u64 = USAGE_MASK;
+
+#[inline]
+fn usage_of(word: u64) -> u64 {
+    word & USAGE_MASK
+}
+
+#[inline]
+fn limit_of(word: u64) -> u64 {
+    (word & LIMIT_MASK) >> LIMIT_SHIFT
+}
 
 /// An atomic usage slot. Wrapped in `CachePadded` by its owner.
 #[derive(Debug)]
 pub(crate) struct Shard {
     word: AtomicU64,
-    limit: AtomicU64,
     rejected: AtomicU64,
     /// Completed wraps of the grant count.
     epochs: Mutex<u64>,
@@ -74,7 +95,6 @@ pub(crate) struct Shard {
 /// What one shard reports: each field a snapshot of one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ShardCounts {
-    pub(crate) limit: u64,
     pub(crate) usage: u64,
     pub(crate) accepted: u64,
     pub(crate) rejected: u64,
@@ -84,8 +104,7 @@ impl Shard {
     pub(crate) fn new(limit: u64) -> Self {
         debug_assert!(limit <= MAX_SHARD_LIMIT);
         Shard {
-            word: AtomicU64::new(0),
-            limit: AtomicU64::new(limit),
+            word: AtomicU64::new(limit << LIMIT_SHIFT),
             rejected: AtomicU64::new(0),
             epochs: Mutex::new(0),
         }
@@ -98,10 +117,9 @@ impl Shard {
     /// word that was seen, for [`word`](Self::word) to re-validate.
     #[inline]
     pub(crate) fn try_admit(&self) -> Result<(), u64> {
-        let limit = self.limit.load(Ordering::Relaxed);
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            if current & USAGE_MASK >= limit {
+            if usage_of(current) >= limit_of(current) {
                 return Err(current);
             }
             let mut next = current.wrapping_add(ADMIT);
@@ -126,10 +144,16 @@ impl Shard {
     }
 
     /// Gives back one unit of usage taken by [`try_admit`](Self::try_admit).
+    ///
+    /// Returns `true` if the shard was over its limit before the release: a
+    /// shrink left it holding more than its share, and the resource must
+    /// rebalance the limits now that it holds less.
     #[inline]
-    pub(crate) fn release(&self) {
+    #[must_use]
+    pub(crate) fn release(&self) -> bool {
         let previous = self.word.fetch_sub(1, Ordering::Release);
-        debug_assert!(previous & USAGE_MASK > 0, "released a shard with no usage");
+        debug_assert!(usage_of(previous) > 0, "released a shard with no usage");
+        usage_of(previous) > limit_of(previous)
     }
 
     /// Counts one refused acquire. The only write of the overload path.
@@ -138,25 +162,39 @@ impl Shard {
         self.rejected.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn set_limit(&self, limit: u64) {
+    /// Sets the admission limit; returns the usage at the instant it took
+    /// effect. From then on the shard admits only while usage is below it.
+    pub(crate) fn set_limit(&self, limit: u64) -> u64 {
         debug_assert!(limit <= MAX_SHARD_LIMIT);
-        self.limit.store(limit, Ordering::Relaxed);
+        let mut current = self.word.load(Ordering::Acquire);
+        loop {
+            let next = (current & !LIMIT_MASK) | (limit << LIMIT_SHIFT);
+            match self.word.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return usage_of(current),
+                Err(actual) => current = actual,
+            }
+        }
     }
 
+    /// The limit admissions are checked against right now.
     pub(crate) fn limit(&self) -> u64 {
-        self.limit.load(Ordering::Relaxed)
+        limit_of(self.word.load(Ordering::Acquire))
     }
 
-    /// The whole word. Every admission and release changes it (the grant
-    /// count makes it free of ABA for 2^31 admissions), so an unchanged word
-    /// means an unchanged shard.
+    /// The whole word, to tell whether the shard changed since it was seen.
     #[inline]
     pub(crate) fn word(&self) -> u64 {
         self.word.load(Ordering::Acquire)
     }
 
+    /// Permits held on this shard right now.
     pub(crate) fn usage(&self) -> u64 {
-        self.word.load(Ordering::Relaxed) & USAGE_MASK
+        usage_of(self.word.load(Ordering::Acquire))
     }
 
     /// Moves a pending carry into `epochs`; returns the word as it now is.
@@ -164,7 +202,7 @@ impl Shard {
     #[inline(never)]
     fn fold_carry(&self) -> u64 {
         let mut epochs = lock(&self.epochs);
-        let word = self.word.fetch_and(!CARRY, Ordering::Relaxed);
+        let word = self.word.fetch_and(!CARRY, Ordering::AcqRel);
         if word & CARRY != 0 {
             *epochs += 1;
         }
@@ -178,21 +216,24 @@ impl Shard {
         if word & CARRY != 0 {
             // Only a holder of the fold lock clears the carry, so it is still
             // set and this takes it over together with the count it belongs to.
-            word = self.word.fetch_and(!CARRY, Ordering::Relaxed) & !CARRY;
+            word = self.word.fetch_and(!CARRY, Ordering::AcqRel) & !CARRY;
             *epochs += 1;
         }
         ShardCounts {
-            limit: self.limit(),
-            usage: word & USAGE_MASK,
+            usage: usage_of(word),
             accepted: *epochs * COUNT_WRAP + (word >> COUNT_SHIFT),
             rejected: self.rejected.load(Ordering::Relaxed),
         }
     }
 
-    /// Puts the grant count just below a wrap, to test the carry.
+    /// Puts the grant count at `count`, to test the carry.
     #[cfg(all(test, not(sidejob_loom)))]
     fn set_count_for_test(&self, count: u64) {
-        self.word.store(count << COUNT_SHIFT, Ordering::Relaxed);
+        let limit = self.limit();
+        self.word.store(
+            (count << COUNT_SHIFT) | (limit << LIMIT_SHIFT),
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -219,11 +260,27 @@ mod tests {
         let before = shard.word();
         assert_eq!(shard.try_admit(), Err(before));
         assert_eq!(shard.word(), before);
-        shard.release();
+        assert!(!shard.release());
         assert_ne!(shard.word(), before);
         assert!(shard.try_admit().is_ok());
         let counts = shard.counts();
         assert_eq!((counts.usage, counts.accepted), (2, 3));
+    }
+
+    #[test]
+    fn release_reports_a_shard_over_its_limit() {
+        let shard = Shard::new(3);
+        for _ in 0..3 {
+            assert!(shard.try_admit().is_ok());
+        }
+        assert_eq!(shard.set_limit(1), 3);
+        assert!(shard.try_admit().is_err());
+        assert!(shard.release()); // 3 held, limit 1: over
+        assert!(shard.release()); // 2 held: still over
+        assert!(!shard.release()); // 1 held: at the limit, no longer over
+        assert!(shard.try_admit().is_ok());
+        assert!(shard.try_admit().is_err());
+        assert_eq!(shard.limit(), 1);
     }
 
     #[test]
@@ -232,7 +289,7 @@ mod tests {
         shard.set_count_for_test(COUNT_WRAP - 2);
         for n in 1..=5u64 {
             assert!(shard.try_admit().is_ok());
-            shard.release();
+            assert!(!shard.release());
             assert_eq!(shard.counts().accepted, COUNT_WRAP - 2 + n);
         }
         // A second wrap while the first carry is still pending folds it first.

@@ -1,0 +1,63 @@
+//! Counters: every attempt is counted exactly once, as accepted or rejected,
+//! however many shards the probe visited.
+
+use std::sync::Barrier;
+use std::thread;
+
+use sidejob::Resource;
+
+#[test]
+fn one_refusal_counts_once_however_many_shards_were_probed() {
+    let resource = Resource::builder().capacity(0).shards(8).build().unwrap();
+    for _ in 0..5 {
+        assert!(resource.try_acquire_from(3).is_err());
+    }
+    let stats = resource.stats();
+    assert_eq!((stats.accepted, stats.rejected), (0, 5));
+    // Counted on the shard where the probe started.
+    assert_eq!(stats.shards[3].rejected, 5);
+}
+
+#[test]
+fn accepted_counts_per_shard_where_the_permit_came_from() {
+    let resource = Resource::builder().capacity(2).shards(2).build().unwrap();
+    let a = resource.try_acquire_from(0).unwrap();
+    let b = resource.try_acquire_from(0).unwrap(); // probes on to shard 1
+    let stats = resource.stats();
+    assert_eq!(stats.shards[0].accepted, 1);
+    assert_eq!(stats.shards[1].accepted, 1);
+    assert_eq!(stats.shards[0].usage + stats.shards[1].usage, 2);
+    assert_eq!(stats.usage, 2);
+    drop((a, b));
+    let stats = resource.stats();
+    assert_eq!((stats.usage, stats.accepted, stats.rejected), (0, 2, 0));
+}
+
+#[test]
+fn accepted_plus_rejected_equals_attempts_under_concurrency() {
+    const THREADS: usize = 8;
+    const ATTEMPTS: u64 = 10_000;
+    let resource = Resource::builder().capacity(3).shards(4).build().unwrap();
+    let start = Barrier::new(THREADS);
+    let admitted: u64 = thread::scope(|scope| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    (0..ATTEMPTS)
+                        .filter(|_| resource.try_acquire().is_ok())
+                        .count() as u64
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    let stats = resource.stats();
+    assert_eq!(stats.accepted, admitted);
+    assert_eq!(stats.accepted + stats.rejected, THREADS as u64 * ATTEMPTS);
+    assert_eq!(
+        stats.shards.iter().map(|s| s.accepted).sum::<u64>(),
+        stats.accepted
+    );
+    assert_eq!(stats.usage, 0);
+}
