@@ -1,1 +1,346 @@
-fn main() {}
+//! Admission cost: one `try_acquire` plus dropping what it returned, for
+//! `sidejob::Resource` and the usual alternatives, on 1 and N threads.
+//!
+//! # Contenders
+//!
+//! | name                   | what one operation is                                            |
+//! |------------------------|------------------------------------------------------------------|
+//! | `sidejob`              | `Resource::try_acquire` (one shard per CPU) + drop of the permit  |
+//! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
+//! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
+//! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
+//! | `async-lock-semaphore` | `async_lock::Semaphore::try_acquire` + drop of the guard          |
+//! | `floor`                | each thread its own `CachePadded<AtomicUsize>`: no sharing at all |
+//!
+//! The floor is the same load/check/CAS/`fetch_sub` as `atomic-cas`, but on a
+//! cache line no other thread touches: what an admission counter costs when
+//! sharding is perfect and free. It runs in the uncontended mode only; in the
+//! overload mode a per-thread limit cannot express "capacity < threads", and
+//! a slot that always refuses would measure one load.
+//!
+//! # Modes
+//!
+//! * `uncontended`: capacity 1024, more than the threads can ever hold, so no
+//!   attempt is refused.
+//! * `overload`: capacity `threads - 1` (0 with one thread, so every attempt
+//!   is refused). An attempt that is refused counts as one operation just
+//!   like one that is admitted and released; the admitted share of attempts is
+//!   printed to stderr after each contender.
+//!
+//! # What the reported time means
+//!
+//! Every benchmark is `iter_custom`. With one thread the loop runs on the
+//! bench thread itself. With `t > 1` threads, `t` scoped threads are spawned,
+//! meet at a `Barrier`, and each runs `iters` operations; the time returned to
+//! criterion is the wall time from the first thread leaving the barrier to
+//! the last thread finishing (thread spawn and join are not timed).
+//!
+//! So criterion's `time` is **nanoseconds per operation per thread**: the
+//! time one thread needs for one operation while the other `t - 1` threads
+//! do the same. Total throughput is `t / time`: e.g. 5 ns on 2 threads is
+//! 2 / 5 ns = 400 M ops/s. Each group declares `Throughput::Elements(t)`,
+//! so criterion's `thrpt` line already shows that total.
+//!
+//! Benchmark ids are `admission/<mode>/<t>-thread[s]/<contender>`.
+//!
+//! # Running
+//!
+//! ```text
+//! cargo bench --bench admission
+//! SIDEJOB_BENCH_THREADS=1,2,4,8,16 cargo bench --bench admission
+//! cargo bench --bench admission -- 'admission/overload/2-threads'
+//! ```
+//!
+//! The thread counts default to 1 and the number of CPUs. Criterion settings
+//! (1 s warm-up, 3 s measurement, 30 samples) can be overridden on the command
+//! line as usual, e.g. `-- --measurement-time 10`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use crossbeam_utils::CachePadded;
+
+/// Capacity in the uncontended mode: more than any thread count will hold.
+const ROOMY: usize = 1024;
+
+/// Something that admits or refuses one unit, and gives it straight back.
+trait Limiter: Sync {
+    /// Tries to take one unit and, if admitted, releases it again.
+    /// `thread` is the caller's index in `0..threads` (only the floor uses it).
+    /// Returns whether the attempt was admitted.
+    fn attempt(&self, thread: usize) -> bool;
+}
+
+impl Limiter for sidejob::Resource {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let permit = black_box(self.try_acquire());
+        permit.is_ok()
+    }
+}
+
+/// One shared counter, the textbook CAS limiter.
+struct AtomicCas {
+    used: AtomicUsize,
+    capacity: usize,
+}
+
+impl AtomicCas {
+    fn new(capacity: usize) -> Self {
+        AtomicCas {
+            used: AtomicUsize::new(0),
+            capacity,
+        }
+    }
+}
+
+/// Load, check against `capacity`, CAS in `used + 1`; `fetch_sub` releases.
+#[inline]
+fn cas_admit(used: &AtomicUsize, capacity: usize) -> bool {
+    let mut current = used.load(Ordering::Relaxed);
+    loop {
+        if current >= capacity {
+            return false;
+        }
+        match used.compare_exchange_weak(current, current + 1, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => return true,
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+impl Limiter for AtomicCas {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let admitted = black_box(cas_admit(&self.used, self.capacity));
+        if admitted {
+            self.used.fetch_sub(1, Ordering::Release);
+        }
+        admitted
+    }
+}
+
+/// A count behind a `std::sync::Mutex`.
+struct MutexLimiter {
+    used: Mutex<usize>,
+    capacity: usize,
+}
+
+impl MutexLimiter {
+    fn new(capacity: usize) -> Self {
+        MutexLimiter {
+            used: Mutex::new(0),
+            capacity,
+        }
+    }
+}
+
+impl Limiter for MutexLimiter {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let admitted = {
+            let mut used = self.used.lock().unwrap();
+            if *used < self.capacity {
+                *used += 1;
+                true
+            } else {
+                false
+            }
+        };
+        if black_box(admitted) {
+            *self.used.lock().unwrap() -= 1;
+        }
+        admitted
+    }
+}
+
+impl Limiter for tokio::sync::Semaphore {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let permit = black_box(self.try_acquire());
+        permit.is_ok()
+    }
+}
+
+impl Limiter for async_lock::Semaphore {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let guard = black_box(self.try_acquire());
+        guard.is_some()
+    }
+}
+
+/// The floor: one padded counter per thread, each with the full capacity.
+struct Floor {
+    slots: Box<[CachePadded<AtomicUsize>]>,
+    capacity: usize,
+}
+
+impl Floor {
+    fn new(threads: usize, capacity: usize) -> Self {
+        Floor {
+            slots: (0..threads)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect(),
+            capacity,
+        }
+    }
+}
+
+impl Limiter for Floor {
+    #[inline]
+    fn attempt(&self, thread: usize) -> bool {
+        let slot = &self.slots[thread];
+        let admitted = black_box(cas_admit(slot, self.capacity));
+        if admitted {
+            slot.fetch_sub(1, Ordering::Release);
+        }
+        admitted
+    }
+}
+
+/// Attempts and admissions across the current benchmark's runs (overload mode).
+static ATTEMPTS: AtomicU64 = AtomicU64::new(0);
+static ADMITTED: AtomicU64 = AtomicU64::new(0);
+
+/// `iters` attempts on the calling thread; returns how many were admitted.
+#[inline(never)]
+fn run_loop<L: Limiter>(limiter: &L, thread: usize, iters: u64) -> u64 {
+    let mut admitted = 0;
+    for _ in 0..iters {
+        admitted += u64::from(limiter.attempt(thread));
+    }
+    admitted
+}
+
+/// Runs `iters` attempts on each of `threads` threads; returns the wall time
+/// from the first thread starting to the last finishing.
+fn timed<L: Limiter>(limiter: &L, threads: usize, iters: u64) -> Duration {
+    let (elapsed, admitted) = if threads == 1 {
+        let start = Instant::now();
+        let admitted = run_loop(limiter, 0, iters);
+        (start.elapsed(), admitted)
+    } else {
+        let barrier = Barrier::new(threads);
+        let spans: Vec<(Instant, Instant, u64)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|thread| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        barrier.wait();
+                        let start = Instant::now();
+                        let admitted = run_loop(limiter, thread, iters);
+                        (start, Instant::now(), admitted)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("bench thread panicked"))
+                .collect()
+        });
+        let first = spans.iter().map(|span| span.0).min().expect("threads > 1");
+        let last = spans.iter().map(|span| span.1).max().expect("threads > 1");
+        (last - first, spans.iter().map(|span| span.2).sum())
+    };
+    ATTEMPTS.fetch_add(iters * threads as u64, Ordering::Relaxed);
+    ADMITTED.fetch_add(admitted, Ordering::Relaxed);
+    elapsed
+}
+
+/// Benchmarks one contender; in the overload mode, reports its admitted share.
+fn contender<L: Limiter>(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    threads: usize,
+    report_admitted: bool,
+    limiter: &L,
+) {
+    ATTEMPTS.store(0, Ordering::Relaxed);
+    ADMITTED.store(0, Ordering::Relaxed);
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| timed(limiter, threads, iters));
+    });
+    let attempts = ATTEMPTS.load(Ordering::Relaxed);
+    if report_admitted && attempts > 0 {
+        let admitted = ADMITTED.load(Ordering::Relaxed);
+        eprintln!(
+            "{name:>24}: admitted {:.1}% of {attempts} attempts",
+            100.0 * admitted as f64 / attempts as f64
+        );
+    }
+}
+
+/// Thread counts: `SIDEJOB_BENCH_THREADS` (comma-separated), else 1 and #CPUs.
+fn thread_counts() -> Vec<usize> {
+    let mut counts: Vec<usize> = match std::env::var("SIDEJOB_BENCH_THREADS") {
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| match item.parse::<usize>() {
+                Ok(count) if count > 0 => count,
+                _ => panic!("SIDEJOB_BENCH_THREADS: `{item}` is not a positive thread count"),
+            })
+            .collect(),
+        Err(_) => vec![1, num_cpus::get()],
+    };
+    counts.sort_unstable();
+    counts.dedup();
+    assert!(
+        !counts.is_empty(),
+        "SIDEJOB_BENCH_THREADS lists no thread count"
+    );
+    counts
+}
+
+fn group_name(mode: &str, threads: usize) -> String {
+    let unit = if threads == 1 { "thread" } else { "threads" };
+    format!("admission/{mode}/{threads}-{unit}")
+}
+
+fn admission(c: &mut Criterion) {
+    for threads in thread_counts() {
+        for (mode, capacity) in [("uncontended", ROOMY), ("overload", threads - 1)] {
+            let overload = mode == "overload";
+            let mut group = c.benchmark_group(group_name(mode, threads));
+            group.throughput(Throughput::Elements(threads as u64));
+
+            let resource = sidejob::Resource::new(capacity);
+            contender(&mut group, "sidejob", threads, overload, &resource);
+            let cas = AtomicCas::new(capacity);
+            contender(&mut group, "atomic-cas", threads, overload, &cas);
+            let mutex = MutexLimiter::new(capacity);
+            contender(&mut group, "mutex", threads, overload, &mutex);
+            let tokio = tokio::sync::Semaphore::new(capacity);
+            contender(&mut group, "tokio-semaphore", threads, overload, &tokio);
+            let async_lock = async_lock::Semaphore::new(capacity);
+            contender(
+                &mut group,
+                "async-lock-semaphore",
+                threads,
+                overload,
+                &async_lock,
+            );
+            if !overload {
+                let floor = Floor::new(threads, capacity);
+                contender(&mut group, "floor", threads, overload, &floor);
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    targets = admission
+}
+criterion_main!(benches);

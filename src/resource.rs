@@ -22,24 +22,26 @@
 //! rebalances are serialised by a mutex the fast path never takes, and they
 //! read every shard with `Acquire` after taking it. The capacity itself is a
 //! `Relaxed` atomic: it is written only under that mutex and read as a
-//! figure, never to admit.
+//! figure, never to admit. The rejection counters are `Relaxed` counters.
 
 use std::fmt;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
+use smallvec::SmallVec;
 
 use crate::error::{BuildError, Overload};
 use crate::home::home_shard;
 use crate::permit::{OwnedPermit, Permit};
 use crate::shard::{limit_for, Shard, MAX_SHARD_LIMIT};
-use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
-/// How many times a refused probe re-runs when shards changed under it.
+/// How many probes a refusal may take when shards change under it.
 const PROBE_ROUNDS: usize = 4;
 
-/// Probes of up to this many shards keep what they saw on the stack.
-const INLINE_PROBE: usize = 64;
+/// Probes of up to this many shards keep what they saw on the stack; wider
+/// ones allocate, on the refusal path only.
+const INLINE_PROBE: usize = 32;
 
 /// The most shards a resource may have.
 pub const MAX_SHARDS: usize = 1 << 16;
@@ -68,6 +70,10 @@ pub const MAX_SHARDS: usize = 1 << 16;
 /// ```
 pub struct Resource {
     shards: Box<[CachePadded<Shard>]>,
+    /// Refused acquires, by the shard where their probe started. Apart from
+    /// the shard words, so counting a refusal never disturbs probes reading
+    /// a full shard.
+    rejections: Box<[CachePadded<AtomicU64>]>,
     capacity: AtomicUsize,
     resize: Mutex<()>,
 }
@@ -234,39 +240,43 @@ impl Resource {
     /// behind the probe. So a probe that found no room re-reads every shard;
     /// if no word changed, all shards were full at once between the two
     /// reads, and the refusal is genuine. If one changed, the probe runs
-    /// again, at most [`PROBE_ROUNDS`] times, so a caller never spins.
+    /// again, at most [`PROBE_ROUNDS`] times in all, so a caller never spins.
     #[cold]
     #[inline(never)]
     fn probe(&self, start: usize, start_seen: u64) -> Result<usize, Overload> {
         let count = self.shards.len();
-        let mut inline = [0u64; INLINE_PROBE];
-        let mut heap = Vec::new();
-        let seen: &mut [u64] = if count <= INLINE_PROBE {
-            &mut inline[..count]
-        } else {
-            heap.resize(count, 0);
-            &mut heap
-        };
-        seen[0] = start_seen;
-        let mut first = 1;
-        for _ in 0..PROBE_ROUNDS {
-            for (step, slot) in seen.iter_mut().enumerate().skip(first) {
-                let index = (start + step) % count;
+        let next = |index: usize| if index + 1 == count { 0 } else { index + 1 };
+        // What each shard looked like when it was seen full, in probe order.
+        let mut seen: SmallVec<[u64; INLINE_PROBE]> = SmallVec::new();
+        seen.push(start_seen);
+        let mut index = start;
+        for _ in 1..count {
+            index = next(index);
+            match self.shards[index].try_admit() {
+                Ok(()) => return Ok(index),
+                Err(word) => seen.push(word),
+            }
+        }
+        for _ in 1..PROBE_ROUNDS {
+            let mut index = start;
+            let unchanged = seen.iter().all(|&word| {
+                let same = self.shards[index].word() == word;
+                index = next(index);
+                same
+            });
+            if unchanged {
+                break;
+            }
+            let mut index = start;
+            for slot in seen.iter_mut() {
                 match self.shards[index].try_admit() {
                     Ok(()) => return Ok(index),
                     Err(word) => *slot = word,
                 }
+                index = next(index);
             }
-            let unchanged = seen
-                .iter()
-                .enumerate()
-                .all(|(step, &word)| self.shards[(start + step) % count].word() == word);
-            if unchanged {
-                break;
-            }
-            first = 0;
         }
-        self.shards[start].record_rejection();
+        self.rejections[start].fetch_add(1, Ordering::Relaxed);
         Err(Overload)
     }
 
@@ -456,14 +466,15 @@ impl Resource {
         let shards: Vec<ShardStats> = self
             .shards
             .iter()
+            .zip(self.rejections.iter())
             .enumerate()
-            .map(|(index, shard)| {
+            .map(|(index, (shard, rejected))| {
                 let counts = shard.counts();
                 ShardStats {
                     limit: limit_for(capacity, count, index) as usize,
                     usage: counts.usage as usize,
                     accepted: counts.accepted,
-                    rejected: counts.rejected,
+                    rejected: rejected.load(Ordering::Relaxed),
                 }
             })
             .collect();
@@ -581,6 +592,9 @@ impl ResourceBuilder {
         Ok(Resource {
             shards: (0..shards)
                 .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
+                .collect(),
+            rejections: (0..shards)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             capacity: AtomicUsize::new(capacity),
             resize: Mutex::new(()),

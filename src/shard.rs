@@ -47,8 +47,8 @@
 //!   every change to it is a single atomic step that re-validates both.
 //! * A limit change is an `AcqRel` CAS like an admission: the resizer's reads
 //!   of the other shards, under the resize lock, follow it.
-//! * `rejected` and the counter snapshot are `Relaxed`: they are counters,
-//!   each read as one snapshot of one word. The carry fold is an `AcqRel`
+//! * The counter snapshot is `Relaxed`: a figure read as one snapshot of one
+//!   word. The carry fold is an `AcqRel`
 //!   read-modify-write, so it continues the word's release sequence.
 
 use crate::sync::{lock, AtomicU64, Mutex, Ordering};
@@ -87,7 +87,6 @@ fn limit_of(word: u64) -> u64 {
 #[derive(Debug)]
 pub(crate) struct Shard {
     word: AtomicU64,
-    rejected: AtomicU64,
     /// Completed wraps of the grant count.
     epochs: Mutex<u64>,
 }
@@ -97,7 +96,6 @@ pub(crate) struct Shard {
 pub(crate) struct ShardCounts {
     pub(crate) usage: u64,
     pub(crate) accepted: u64,
-    pub(crate) rejected: u64,
 }
 
 impl Shard {
@@ -105,7 +103,6 @@ impl Shard {
         debug_assert!(limit <= MAX_SHARD_LIMIT);
         Shard {
             word: AtomicU64::new(limit << LIMIT_SHIFT),
-            rejected: AtomicU64::new(0),
             epochs: Mutex::new(0),
         }
     }
@@ -154,12 +151,6 @@ impl Shard {
         let previous = self.word.fetch_sub(1, Ordering::Release);
         debug_assert!(usage_of(previous) > 0, "released a shard with no usage");
         usage_of(previous) > limit_of(previous)
-    }
-
-    /// Counts one refused acquire. The only write of the overload path.
-    #[inline]
-    pub(crate) fn record_rejection(&self) {
-        self.rejected.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Sets the admission limit; returns the usage at the instant it took
@@ -222,7 +213,6 @@ impl Shard {
         ShardCounts {
             usage: usage_of(word),
             accepted: *epochs * COUNT_WRAP + (word >> COUNT_SHIFT),
-            rejected: self.rejected.load(Ordering::Relaxed),
         }
     }
 
