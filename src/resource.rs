@@ -44,6 +44,17 @@ const PROBE_ROUNDS: usize = 4;
 const INLINE_PROBE: usize = 32;
 
 /// The most shards a resource may have.
+///
+/// # Examples
+///
+/// ```
+/// let err = sidejob::Resource::builder()
+///     .capacity(1)
+///     .shards(sidejob::MAX_SHARDS + 1)
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.setting(), "shards");
+/// ```
 pub const MAX_SHARDS: usize = 1 << 16;
 
 /// A capacity-bounded admission counter, split across shards.

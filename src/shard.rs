@@ -21,11 +21,12 @@
 //! * Changing the limit is a CAS too, so the resizer learns the shard's exact
 //!   usage at the instant the new limit took effect.
 //! * The grant count wraps every 2^15 grants. The admission that wraps it sets
-//!   the carry bit in the same CAS; a reader, or the next wrap, folds the carry
-//!   into `epochs` under the shard's fold lock. An admission that would wrap
-//!   while a carry is still unfolded folds it first, so no wrap is lost and
-//!   `accepted` is exact forever. That lock is taken once per 2^15 grants on
-//!   the admission path, and by stats readers.
+//!   the carry bit in the same CAS. The next admission to wrap it folds the
+//!   carry into `folds` first, so no wrap is lost and `accepted` is exact
+//!   forever. `folds` is a sequence counter: twice the number of folds, odd
+//!   while one is under way. Folders take turns by moving it from even to
+//!   odd; readers never write it, and retry if it moved while they read the
+//!   word. So reading the counters takes no lock at all.
 //! * Every admission and release changes the word (the grant count keeps it
 //!   free of ABA for 2^15 grants), so an unchanged word means an unchanged
 //!   shard. The refusal check relies on that.
@@ -47,11 +48,12 @@
 //!   every change to it is a single atomic step that re-validates both.
 //! * A limit change is an `AcqRel` CAS like an admission: the resizer's reads
 //!   of the other shards, under the resize lock, follow it.
-//! * The counter snapshot is `Relaxed`: a figure read as one snapshot of one
-//!   word. The carry fold is an `AcqRel`
-//!   read-modify-write, so it continues the word's release sequence.
+//! * The fold and the counter snapshot use `SeqCst` on `folds` and on the
+//!   word: a reader's two reads of `folds` must bracket its read of the word
+//!   in one total order with the folder's steps (odd, clear carry, even).
+//!   Both are cold: once per 2^15 grants, and per stats call.
 
-use crate::sync::{lock, AtomicU64, Mutex, Ordering};
+use crate::sync::{spin_loop, AtomicU64, Ordering};
 
 /// Width of the usage and limit fields.
 const FIELD_BITS: u32 = 24;
@@ -87,8 +89,8 @@ fn limit_of(word: u64) -> u64 {
 #[derive(Debug)]
 pub(crate) struct Shard {
     word: AtomicU64,
-    /// Completed wraps of the grant count.
-    epochs: Mutex<u64>,
+    /// Twice the completed wraps of the grant count; odd during a fold.
+    folds: AtomicU64,
 }
 
 /// What one shard reports: each field a snapshot of one word.
@@ -103,7 +105,7 @@ impl Shard {
         debug_assert!(limit <= MAX_SHARD_LIMIT);
         Shard {
             word: AtomicU64::new(limit << LIMIT_SHIFT),
-            epochs: Mutex::new(0),
+            folds: AtomicU64::new(0),
         }
     }
 
@@ -188,31 +190,51 @@ impl Shard {
         usage_of(self.word.load(Ordering::Acquire))
     }
 
-    /// Moves a pending carry into `epochs`; returns the word as it now is.
+    /// Moves a pending carry into `folds`; returns the word as it now is.
     #[cold]
     #[inline(never)]
     fn fold_carry(&self) -> u64 {
-        let mut epochs = lock(&self.epochs);
-        let word = self.word.fetch_and(!CARRY, Ordering::AcqRel);
-        if word & CARRY != 0 {
-            *epochs += 1;
+        // Take the folder's turn: move the sequence from even to odd.
+        let mut sequence = self.folds.load(Ordering::SeqCst);
+        loop {
+            if sequence & 1 == 1 {
+                spin_loop();
+                sequence = self.folds.load(Ordering::SeqCst);
+                continue;
+            }
+            match self.folds.compare_exchange_weak(
+                sequence,
+                sequence + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => sequence = actual,
+            }
         }
+        let word = self.word.fetch_and(!CARRY, Ordering::SeqCst);
+        let folded = u64::from(word & CARRY != 0);
+        self.folds.store(sequence + 2 * folded, Ordering::SeqCst);
         word & !CARRY
     }
 
-    /// A snapshot of the shard's counters.
+    /// A snapshot of the shard's counters. Reads only; never waits for the
+    /// admission path, which may only make it retry.
     pub(crate) fn counts(&self) -> ShardCounts {
-        let mut epochs = lock(&self.epochs);
-        let mut word = self.word.load(Ordering::Relaxed);
-        if word & CARRY != 0 {
-            // Only a holder of the fold lock clears the carry, so it is still
-            // set and this takes it over together with the count it belongs to.
-            word = self.word.fetch_and(!CARRY, Ordering::AcqRel) & !CARRY;
-            *epochs += 1;
-        }
-        ShardCounts {
-            usage: usage_of(word),
-            accepted: *epochs * COUNT_WRAP + (word >> COUNT_SHIFT),
+        loop {
+            let before = self.folds.load(Ordering::SeqCst);
+            if before & 1 == 1 {
+                spin_loop();
+                continue;
+            }
+            let word = self.word.load(Ordering::SeqCst);
+            if self.folds.load(Ordering::SeqCst) == before {
+                let wraps = before / 2 + u64::from(word & CARRY != 0);
+                return ShardCounts {
+                    usage: usage_of(word),
+                    accepted: wraps * COUNT_WRAP + (word >> COUNT_SHIFT),
+                };
+            }
         }
     }
 
@@ -293,6 +315,44 @@ mod tests {
         let counts = shard.counts();
         assert_eq!(counts.accepted, 2 * COUNT_WRAP);
         assert_eq!(counts.usage, 2);
+    }
+
+    #[test]
+    fn concurrent_readers_see_accepted_grow_exactly_across_wraps() {
+        use std::sync::atomic::AtomicBool;
+        const PER_THREAD: u64 = 3 * COUNT_WRAP;
+        let shard = Shard::new(4);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let admitters: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut admitted = 0;
+                        while admitted < PER_THREAD {
+                            if shard.try_admit().is_ok() {
+                                assert!(!shard.release());
+                                admitted += 1;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            scope.spawn(|| {
+                let mut last = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let accepted = shard.counts().accepted;
+                    assert!(accepted >= last, "accepted went back: {last} -> {accepted}");
+                    assert!(accepted <= 2 * PER_THREAD);
+                    last = accepted;
+                }
+            });
+            for admitter in admitters {
+                admitter.join().unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(shard.counts().accepted, 2 * PER_THREAD);
+        assert_eq!(shard.counts().usage, 0);
     }
 
     #[test]

@@ -8,10 +8,14 @@
 //! [loom]: https://docs.rs/loom
 
 #[cfg(sidejob_loom)]
+pub(crate) use loom::hint::spin_loop;
+#[cfg(sidejob_loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 #[cfg(sidejob_loom)]
 pub(crate) use loom::sync::Mutex;
 
+#[cfg(not(sidejob_loom))]
+pub(crate) use std::hint::spin_loop;
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(sidejob_loom))]
