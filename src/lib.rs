@@ -4,11 +4,24 @@
 
 mod error;
 mod home;
+mod latency;
+mod mailbox;
 mod permit;
+mod reply;
 mod resource;
 mod shard;
 mod sync;
+mod worker;
+mod worker_pool;
 
-pub use error::{BuildError, Overload};
+pub use error::{BuildError, CallError, CastError, Overload};
+pub use latency::LatencyStats;
 pub use permit::{OwnedPermit, Permit};
 pub use resource::{Resource, ResourceBuilder, ResourceStats, ShardStats, MAX_SHARDS};
+pub use worker::Worker;
+#[cfg(not(sidejob_loom))]
+pub use worker_pool::CallFuture;
+pub use worker_pool::{
+    NoWorker, WorkerPool, WorkerPoolBuilder, WorkerPoolStats, WorkerShardStats,
+    DEFAULT_CALL_TIMEOUT,
+};

@@ -378,6 +378,11 @@ impl Resource {
         }
     }
 
+    /// Permits held on shard `shard` right now.
+    pub(crate) fn shard_usage(&self, shard: usize) -> usize {
+        self.shards[shard].usage() as usize
+    }
+
     /// The total capacity: the sum of the shard limits.
     ///
     /// # Examples

@@ -1,0 +1,2 @@
+//! Placeholder: see the mailbox benchmark issue.
+fn main() {}

@@ -1,0 +1,142 @@
+//! The reply slot of one call: written once by the worker, read by the caller.
+//!
+//! Backed by the `oneshot` crate, which waits with or without a timeout and
+//! as a future, or, under `sidejob_loom`, by a loom-aware slot, so the models
+//! check that no caller ever waits forever.
+
+use std::time::Duration;
+
+/// Why no reply was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoReply {
+    /// The timeout passed first.
+    Timeout,
+    /// The worker dropped the slot without answering.
+    Dropped,
+}
+
+#[cfg(not(sidejob_loom))]
+mod backend {
+    use super::*;
+
+    pub(crate) struct ReplySender<T>(oneshot::Sender<T>);
+    pub(crate) struct ReplyReceiver<T>(oneshot::Receiver<T>);
+    /// Waits for the reply as a future; no runtime needed.
+    pub(crate) type ReplyFuture<T> = oneshot::AsyncReceiver<T>;
+
+    pub(crate) fn reply_slot<T>() -> (ReplySender<T>, ReplyReceiver<T>) {
+        let (sender, receiver) = oneshot::channel();
+        (ReplySender(sender), ReplyReceiver(receiver))
+    }
+
+    impl<T> ReplySender<T> {
+        /// Answers the caller; a caller that gave up is not an error.
+        pub(crate) fn send(self, reply: T) {
+            let _ = self.0.send(reply);
+        }
+
+        /// Whether the caller gave up waiting (timed out or dropped).
+        pub(crate) fn is_abandoned(&self) -> bool {
+            self.0.is_closed()
+        }
+    }
+
+    impl<T> ReplyReceiver<T> {
+        pub(crate) fn recv_timeout(self, timeout: Duration) -> Result<T, NoReply> {
+            self.0.recv_timeout(timeout).map_err(|err| match err {
+                oneshot::RecvTimeoutError::Timeout => NoReply::Timeout,
+                oneshot::RecvTimeoutError::Disconnected => NoReply::Dropped,
+            })
+        }
+
+        pub(crate) fn into_future(self) -> ReplyFuture<T> {
+            std::future::IntoFuture::into_future(self.0)
+        }
+    }
+}
+
+#[cfg(sidejob_loom)]
+mod backend {
+    use super::*;
+    use loom::sync::{Arc, Condvar, Mutex};
+
+    enum State<T> {
+        Waiting,
+        Sent(T),
+        Dropped,
+        Abandoned,
+    }
+
+    struct Slot<T> {
+        state: Mutex<State<T>>,
+        ready: Condvar,
+    }
+
+    pub(crate) struct ReplySender<T>(Option<Arc<Slot<T>>>);
+    pub(crate) struct ReplyReceiver<T>(Arc<Slot<T>>);
+
+    pub(crate) fn reply_slot<T>() -> (ReplySender<T>, ReplyReceiver<T>) {
+        let slot = Arc::new(Slot {
+            state: Mutex::new(State::Waiting),
+            ready: Condvar::new(),
+        });
+        (ReplySender(Some(slot.clone())), ReplyReceiver(slot))
+    }
+
+    impl<T> ReplySender<T> {
+        pub(crate) fn send(mut self, reply: T) {
+            let slot = self.0.take().expect("sent once");
+            let mut state = slot.state.lock().unwrap();
+            if let State::Waiting = *state {
+                *state = State::Sent(reply);
+            }
+            drop(state);
+            slot.ready.notify_one();
+        }
+
+        pub(crate) fn is_abandoned(&self) -> bool {
+            let slot = self.0.as_ref().expect("not yet sent");
+            let state = slot.state.lock().unwrap();
+            matches!(*state, State::Abandoned)
+        }
+    }
+
+    impl<T> Drop for ReplySender<T> {
+        fn drop(&mut self) {
+            if let Some(slot) = self.0.take() {
+                let mut state = slot.state.lock().unwrap();
+                if let State::Waiting = *state {
+                    *state = State::Dropped;
+                }
+                drop(state);
+                slot.ready.notify_one();
+            }
+        }
+    }
+
+    impl<T> Drop for ReplyReceiver<T> {
+        fn drop(&mut self) {
+            let mut state = self.0.state.lock().unwrap();
+            if let State::Waiting = *state {
+                *state = State::Abandoned;
+            }
+        }
+    }
+
+    impl<T> ReplyReceiver<T> {
+        /// Loom models no time: waits until answered or dropped.
+        pub(crate) fn recv_timeout(self, _timeout: Duration) -> Result<T, NoReply> {
+            let mut state = self.0.state.lock().unwrap();
+            loop {
+                match std::mem::replace(&mut *state, State::Waiting) {
+                    State::Sent(reply) => return Ok(reply),
+                    State::Dropped => return Err(NoReply::Dropped),
+                    State::Waiting => state = self.0.ready.wait(state).unwrap(),
+                    State::Abandoned => unreachable!("only the receiver abandons"),
+                }
+            }
+        }
+    }
+}
+
+pub(crate) use backend::*;
