@@ -1,5 +1,6 @@
 //! Latency histograms: recorded by the workers, summarised in stats.
 
+use std::fmt;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -49,6 +50,27 @@ pub struct LatencyStats {
     pub p999: Duration,
     /// The largest sample.
     pub max: Duration,
+}
+
+/// Compact: `p50 1.2ms p90 1.5ms p99 2.1ms p999 2.3ms max 3.6ms (n=30926)`.
+///
+/// # Examples
+///
+/// ```
+/// let empty = sidejob::LatencyStats::default();
+/// assert_eq!(empty.to_string(), "no samples");
+/// ```
+impl fmt::Display for LatencyStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.count == 0 {
+            return f.write_str("no samples");
+        }
+        write!(
+            f,
+            "p50 {:.1?} p90 {:.1?} p99 {:.1?} p999 {:.1?} max {:.1?} (n={})",
+            self.p50, self.p90, self.p99, self.p999, self.max, self.count
+        )
+    }
 }
 
 /// A latency histogram in nanoseconds.

@@ -40,6 +40,12 @@ mod backend {
     }
 
     impl<T> MailReceiver<T> {
+        /// The next message, if one is already waiting.
+        #[inline]
+        pub(crate) fn try_recv(&self) -> Option<T> {
+            self.0.try_recv().ok()
+        }
+
         /// Waits for the next message. The pool keeps a sender alive for as
         /// long as any worker runs, so this only returns with a message.
         pub(crate) fn recv(&self) -> T {
@@ -91,6 +97,10 @@ mod backend {
     }
 
     impl<T> MailReceiver<T> {
+        pub(crate) fn try_recv(&self) -> Option<T> {
+            self.0.messages.lock().unwrap().pop_front()
+        }
+
         pub(crate) fn recv(&self) -> T {
             let mut messages = self.0.messages.lock().unwrap();
             loop {

@@ -48,7 +48,9 @@ pub trait Worker: Send + 'static {
     /// A panic is caught by the pool: the caller gets
     /// [`CallError::WorkerPanicked`](crate::CallError::WorkerPanicked), this
     /// worker is dropped and a new one is built, and the rest of the mailbox
-    /// is handled by the new worker.
+    /// is handled by the new worker. The panic still goes through the
+    /// process's panic hook first (which prints it by default); install one
+    /// with [`std::panic::set_hook`] to change that.
     fn handle_call(&mut self, request: Self::Request) -> Self::Reply;
 
     /// Handles a request sent with [`WorkerPool::cast`](crate::WorkerPool::cast),

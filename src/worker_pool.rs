@@ -20,9 +20,11 @@
 //!
 //! # Orderings
 //!
-//! `closed` is stored with `Release` before the resource is closed and read
+//! `closing` is stored with `Release` before the resource is closed and read
 //! with `Acquire` after a refusal, so a send refused because of the shutdown
-//! reports `Closed`. The slot counts are the resource's, whose orderings are
+//! reports `Closed`. `closed` is stored with `Release` after the resource is
+//! closed, so a thread that sees [`WorkerPool::is_closed`] also sees the
+//! capacity at zero and is refused. The slot counts are the resource's, whose orderings are
 //! documented there; the worker's release of a slot is `Release`, so a caller
 //! that sees its reply (through the reply slot's own synchronisation) also
 //! sees the slot free. The statistics counters are `Relaxed`: each is written
@@ -43,7 +45,7 @@ use crate::error::{BuildError, CallError, CastError};
 use crate::home::home_shard;
 use crate::latency::{LatencyHistogram, LatencyStats};
 use crate::mailbox::{mailbox, MailReceiver, MailSender, Received};
-use crate::reply::{reply_slot, NoReply, ReplySender};
+use crate::reply::{reply_slot, NoReply, ReplyReceiver, ReplySender};
 use crate::resource::Resource;
 use crate::shard::limit_for;
 use crate::sync::{
@@ -158,6 +160,9 @@ enum Envelope<W: Worker> {
     Stop,
 }
 
+/// Where a call's reply arrives.
+type CallReply<W> = ReplyReceiver<Result<<W as Worker>::Reply, Failure>>;
+
 /// Why a call got no reply value.
 #[derive(Debug, Clone, Copy)]
 enum Failure {
@@ -168,6 +173,13 @@ enum Failure {
 /// What the pool's threads share.
 struct Shared<W: Worker> {
     resource: Resource,
+    /// Set when shutdown begins: from then on a refusal is `Closed`.
+    closing: AtomicBool,
+    /// The capacity the pool was built with (the resource's drops to zero
+    /// at shutdown).
+    capacity: usize,
+    /// Calls and casts refused because the pool was shut down.
+    refused_closed: AtomicU64,
     mailboxes: Box<[MailSender<Envelope<W>>]>,
     closed: AtomicBool,
     call_timeout: Duration,
@@ -223,7 +235,8 @@ impl<W: Worker> Shared<W> {
 
     #[cold]
     fn refusal(&self) -> Refusal {
-        if self.closed.load(Ordering::Acquire) {
+        if self.closing.load(Ordering::Acquire) {
+            self.refused_closed.fetch_add(1, Ordering::Relaxed);
             Refusal::Closed
         } else {
             Refusal::Overload
@@ -232,10 +245,7 @@ impl<W: Worker> Shared<W> {
 
     /// Posts a call and returns the receiver of its reply.
     #[inline]
-    fn post_call(
-        &self,
-        request: W::Request,
-    ) -> Result<crate::reply::ReplyReceiver<Result<W::Reply, Failure>>, CallError<W::Request>> {
+    fn post_call(&self, request: W::Request) -> Result<CallReply<W>, CallError<W::Request>> {
         let shard = match self.admit() {
             Ok(shard) => shard,
             Err(Refusal::Overload) => return Err(CallError::Overload(request)),
@@ -429,8 +439,8 @@ impl<W: Worker> WorkerPool<W> {
         Ok(())
     }
 
-    /// The total number of messages (queued and in progress) the pool admits.
-    /// Zero once the pool is shut down.
+    /// The total number of messages (queued and in progress) the pool admits:
+    /// the configured capacity, also after shutdown (when nothing is admitted).
     ///
     /// # Examples
     ///
@@ -442,7 +452,7 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.shared.resource.capacity()
+        self.shared.capacity
     }
 
     /// Messages queued or being handled right now, over all shards.
@@ -476,7 +486,10 @@ impl<W: Worker> WorkerPool<W> {
         self.shared.resource.shard_count()
     }
 
-    /// Whether [`shutdown`](Self::shutdown) has begun.
+    /// Whether the pool is shut down: once this says `true`, every call and
+    /// cast is refused with `Closed`. (Sends racing with the start of
+    /// [`shutdown`](Self::shutdown) are either handled or refused with
+    /// `Closed`.)
     ///
     /// # Examples
     ///
@@ -509,7 +522,7 @@ impl<W: Worker> WorkerPool<W> {
     /// ```
     pub fn stats(&self) -> WorkerPoolStats {
         let resource = self.shared.resource.stats();
-        let capacity = resource.capacity;
+        let capacity = self.shared.capacity;
         let count = resource.shards.len();
         let mut queue_wait = LatencyHistogram::new();
         let mut handling = LatencyHistogram::new();
@@ -537,11 +550,14 @@ impl<W: Worker> WorkerPool<W> {
                 .map(|record| field(record).load(Ordering::Relaxed))
                 .sum()
         };
+        // Read after the resource's count, so never above it.
+        let closed = self.shared.refused_closed.load(Ordering::Relaxed);
         WorkerPoolStats {
             capacity,
             usage: resource.usage,
             accepted: resource.accepted,
-            rejected: resource.rejected,
+            rejected: resource.rejected.saturating_sub(closed),
+            closed,
             handled: sum(|r| &r.handled),
             skipped: sum(|r| &r.skipped),
             panics: sum(|r| &r.panics),
@@ -584,8 +600,10 @@ impl<W: Worker> WorkerPool<W> {
     /// ```
     pub fn shutdown(&self) {
         let mut threads = lock(&self.threads);
-        if !self.shared.closed.swap(true, Ordering::AcqRel) {
+        if !self.shared.closing.swap(true, Ordering::AcqRel) {
             self.shared.resource.set_capacity(0);
+            // Only now: once `is_closed` says so, every send is refused.
+            self.shared.closed.store(true, Ordering::Release);
             for mailbox in self.shared.mailboxes.iter() {
                 mailbox.post(Envelope::Stop);
             }
@@ -697,15 +715,19 @@ impl<W: Worker> fmt::Debug for CallFuture<W> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerPoolStats {
-    /// The capacity: messages queued and in progress, at most. Zero after
-    /// shutdown.
+    /// The configured capacity: messages queued and in progress, at most.
+    /// Still the configured figure after shutdown, when nothing is admitted.
     pub capacity: usize,
     /// Messages queued or being handled now.
     pub usage: usize,
     /// Calls and casts admitted, ever.
     pub accepted: u64,
-    /// Calls and casts refused (overload, or after shutdown), ever.
+    /// Calls and casts refused with `Overload` because every mailbox was
+    /// full, ever.
     pub rejected: u64,
+    /// Calls and casts refused with `Closed` because the pool was shut down,
+    /// ever.
+    pub closed: u64,
     /// Messages whose handler ran (returned or panicked), ever.
     pub handled: u64,
     /// Calls skipped because their caller had given up (timed out or dropped
@@ -738,7 +760,7 @@ pub struct WorkerPoolStats {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerShardStats {
-    /// The shard's share of the capacity: its mailbox bound.
+    /// The shard's share of the configured capacity: its mailbox bound.
     pub limit: usize,
     /// Messages queued or being handled on this shard now.
     pub usage: usize,
@@ -988,6 +1010,9 @@ impl WorkerPoolBuilder {
         let shared = Arc::new(Shared {
             resource,
             mailboxes: senders.into_boxed_slice(),
+            closing: AtomicBool::new(false),
+            capacity,
+            refused_closed: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             call_timeout,
             records: (0..shards)
@@ -1083,25 +1108,32 @@ where
         let record = &self.shared.records[self.shard];
         let mut worker = Some(worker);
         let mut stopping = false;
+        // When the previous handler finished; the start of the next one if
+        // its message was already waiting (saves a clock read per message).
+        let mut last_finished = None;
         // After the stop message, exit once nothing holds a slot here: every
         // admitted message has then been posted and handled.
         while !(stopping && self.shared.resource.shard_usage(self.shard) == 0) {
-            let envelope = match self.tick_interval {
-                Some(interval) if !stopping => match self.mailbox.recv_timeout(interval) {
-                    Received::Message(envelope) => envelope,
-                    Received::Idle => {
-                        if let Some(current) = worker.as_mut() {
-                            if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
-                                ShardRecord::bump(&record.panics);
-                                worker = None;
+            let (envelope, started) = match self.mailbox.try_recv() {
+                Some(envelope) => (envelope, last_finished),
+                None => match self.tick_interval {
+                    Some(interval) if !stopping => match self.mailbox.recv_timeout(interval) {
+                        Received::Message(envelope) => (envelope, None),
+                        Received::Idle => {
+                            if let Some(current) = worker.as_mut() {
+                                if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
+                                    ShardRecord::bump(&record.panics);
+                                    worker = None;
+                                }
                             }
+                            worker = worker.or_else(|| self.rebuild(&mut stopping));
+                            continue;
                         }
-                        worker = worker.or_else(|| self.rebuild(&mut stopping));
-                        continue;
-                    }
+                    },
+                    _ => (self.mailbox.recv(), None),
                 },
-                _ => self.mailbox.recv(),
             };
+            let started = started.unwrap_or_else(Instant::now);
             match envelope {
                 Envelope::Stop => stopping = true,
                 Envelope::Call {
@@ -1120,9 +1152,8 @@ where
                         reply.send(Err(Failure::Panicked));
                         continue;
                     };
-                    let started = Instant::now();
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_call(request)));
-                    self.finish(record, posted, started);
+                    last_finished = Some(self.finish(record, posted, started));
                     match outcome {
                         Ok(value) => reply.send(Ok(value)),
                         Err(_) => {
@@ -1138,9 +1169,8 @@ where
                         ShardRecord::bump(&record.skipped);
                         continue;
                     };
-                    let started = Instant::now();
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
-                    self.finish(record, posted, started);
+                    last_finished = Some(self.finish(record, posted, started));
                     if outcome.is_err() {
                         ShardRecord::bump(&record.panics);
                         worker = None;
@@ -1156,11 +1186,11 @@ where
         }
     }
 
-    /// A handler returned (or panicked): free its slot, then record it. The
-    /// slot goes back before the reply, so a caller holding its reply sees
-    /// its slot free.
+    /// A handler returned (or panicked): free its slot, then record it, and
+    /// return when it finished. The slot goes back before the reply, so a
+    /// caller holding its reply sees its slot free.
     #[inline]
-    fn finish(&self, record: &ShardRecord, posted: Instant, started: Instant) {
+    fn finish(&self, record: &ShardRecord, posted: Instant, started: Instant) -> Instant {
         let finished = Instant::now();
         self.shared.resource.release_slot(self.shard);
         record.handled.fetch_add(1, Ordering::Relaxed);
@@ -1171,6 +1201,7 @@ where
         latency
             .handling
             .record(finished.saturating_duration_since(started));
+        finished
     }
 
     /// Builds a replacement worker after a panic. A factory that panics too
