@@ -51,7 +51,7 @@ use crate::home::home_shard;
 use crate::latency::{LatencyHistogram, LatencyStats};
 use crate::mailbox::{mailbox, MailReceiver, MailSender, Received};
 use crate::reply::{reply_slot, NoReply, ReplyReceiver, ReplySender};
-use crate::resource::Resource;
+use crate::resource::{Resource, ResourceBuilder};
 use crate::shard::limit_for;
 use crate::sync::{
     is_current, lock, spawn_named, AtomicBool, AtomicU64, JoinHandle, Mutex, Ordering,
@@ -800,8 +800,8 @@ pub struct WorkerShardStats {
 #[derive(Debug, Clone, Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct WorkerPoolBuilder {
-    capacity: Option<usize>,
-    shards: Option<usize>,
+    /// Capacity and shards: the pool's admission is a [`Resource`].
+    resource: ResourceBuilder,
     call_timeout: Option<Duration>,
     tick_interval: Option<Duration>,
     pin_workers: bool,
@@ -822,7 +822,7 @@ impl WorkerPoolBuilder {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn capacity(mut self, capacity: usize) -> Self {
-        self.capacity = Some(capacity);
+        self.resource = self.resource.capacity(capacity);
         self
     }
 
@@ -839,7 +839,7 @@ impl WorkerPoolBuilder {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
+        self.resource = self.resource.shards(shards);
         self
     }
 
@@ -965,14 +965,7 @@ impl WorkerPoolBuilder {
         W: Worker,
         F: Fn(usize) -> W + Send + Sync + 'static,
     {
-        let mut resource = Resource::builder();
-        if let Some(capacity) = self.capacity {
-            resource = resource.capacity(capacity);
-        }
-        if let Some(shards) = self.shards {
-            resource = resource.shards(shards);
-        }
-        let resource = resource.build()?;
+        let resource = self.resource.build()?;
         let call_timeout = self.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
         if call_timeout.is_zero() {
             return Err(BuildError::new("call_timeout", "must be above zero"));
