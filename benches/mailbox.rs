@@ -403,6 +403,15 @@ fn cast(c: &mut Criterion) {
             .build(move |_shard| SinkWorker(Sink::new(Arc::clone(&finish))))
             .expect("pool builds")
     });
+    cast_contender(&mut group, "sidejob-sampled-16", |finish| {
+        WorkerPool::builder()
+            .capacity(CAPACITY)
+            .shards(1)
+            .name("mailbox-cast")
+            .latency_sample_every(16)
+            .build(move |_shard| SinkWorker(Sink::new(Arc::clone(&finish))))
+            .expect("pool builds")
+    });
     cast_contender(&mut group, "crossbeam", crossbeam_cast);
     cast_contender(&mut group, "tokio-mpsc", tokio_cast);
     cast_contender(&mut group, "flume", flume_cast);

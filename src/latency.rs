@@ -91,11 +91,6 @@ impl LatencyHistogram {
         self.0.saturating_record(nanos.clamp(1, MAX_NANOS));
     }
 
-    /// Samples recorded.
-    pub(crate) fn count(&self) -> u64 {
-        self.0.len()
-    }
-
     pub(crate) fn add(&mut self, other: &LatencyHistogram) {
         // Same bounds on both sides, so adding cannot fail.
         let _ = self.0.add(&other.0);

@@ -47,3 +47,22 @@ fn counters_and_histograms_add_up() {
     let h = stats.handling;
     assert!(h.p50 <= h.p90 && h.p90 <= h.p99 && h.p99 <= h.p999 && h.p999 <= h.max);
 }
+
+#[test]
+fn sampled_latency_keeps_counts_exact() {
+    let harness = Harness::new();
+    let pool = WorkerPool::builder()
+        .capacity(16)
+        .shards(1)
+        .latency_sample_every(4)
+        .build(harness.factory())
+        .unwrap();
+    for n in 0..10 {
+        pool.cast(Job::Run(n)).unwrap();
+    }
+    pool.shutdown();
+    let stats = pool.stats();
+    assert_eq!(stats.handled, 10);
+    // Messages 0, 4 and 8 were timed.
+    assert_eq!((stats.handling.count, stats.queue_wait.count), (3, 3));
+}
