@@ -30,7 +30,6 @@
 //! sees the slot free. The statistics counters are `Relaxed`: each is written
 //! by one worker and read as a figure.
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -46,7 +45,7 @@ use quanta::Instant;
 
 use crossbeam_utils::CachePadded;
 
-use crate::error::{BuildError, CallError, CastError};
+use crate::error::{panic_message, BuildError, CallError, CastError};
 use crate::home::home_shard;
 use crate::latency::{LatencyHistogram, LatencyStats};
 use crate::mailbox::{mailbox, MailReceiver, MailSender, Received};
@@ -1080,7 +1079,7 @@ impl WorkerPoolBuilder {
                 sample_every,
                 core: (!cores.is_empty()).then(|| cores[shard % cores.len()]),
             };
-            match spawn_named(format!("{name}-{shard}"), move || run.run(worker)) {
+            match spawn_named(format!("{name}-{shard}"), None, move || run.run(worker)) {
                 Ok(thread) => lock(&pool.threads).push(thread),
                 Err(err) => {
                     // Dropping the pool stops the workers already started.
@@ -1118,15 +1117,6 @@ fn pin_to(core: CoreId) {
 
 #[cfg(sidejob_loom)]
 fn pin_to(_core: CoreId) {}
-
-/// The text of a panic payload, for error messages.
-fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-string panic payload")
-}
 
 /// One worker thread's loop.
 struct WorkerRun<W: Worker, F> {

@@ -1,0 +1,2 @@
+//! Placeholder: replaced by the supervisor benchmark.
+fn main() {}
