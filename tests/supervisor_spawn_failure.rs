@@ -13,12 +13,13 @@ fn a_refused_thread_start_gives_the_slot_and_the_closure_back() {
         .build()
         .unwrap();
     for attempt in 0..3 {
-        match supervisor.spawn(move |_| attempt) {
+        let label = format!("attempt {attempt}");
+        match supervisor.spawn(move |_| label.len()) {
             // With capacity 1, a leaked slot would turn the next attempt
             // into an overload.
             Err(SpawnError::Thread(error, closure)) => {
                 assert!(!error.to_string().is_empty());
-                drop(closure);
+                drop(closure); // handed back, with what it captured
             }
             other => panic!("attempt {attempt}: unexpected {other:?}"),
         }
