@@ -10,6 +10,10 @@ use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, JoinHandle, Mutex, Or
 /// Identifies a child of a [`Supervisor`](crate::Supervisor), unique for
 /// the supervisor's lifetime.
 ///
+/// Ids are handed out per shard with no shared counter, so they are unique
+/// but not consecutive, and their order says nothing about spawn order
+/// across shards.
+///
 /// # Examples
 ///
 /// ```

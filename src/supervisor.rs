@@ -241,6 +241,9 @@ impl Supervisor {
             }
             let id = ChildId(live.issued * count as u64 + shard as u64);
             live.issued += 1;
+            // Counted before it joins the live set, so `live` never exceeds
+            // `spawned`; taken back below if the thread does not start.
+            bump(&shared.shards[shard].spawned);
             live.children.insert(id, Arc::clone(&state));
             id
         };
@@ -263,12 +266,10 @@ impl Supervisor {
             }
         };
         match spawn_named(format!("{}-{}", shared.name, id.0), shared.stack_size, body) {
-            Ok(thread) => {
-                bump(&shared.shards[shard].spawned);
-                Ok(ChildHandle::new(id, state, thread))
-            }
+            Ok(thread) => Ok(ChildHandle::new(id, state, thread)),
             Err(error) => {
                 lock(&shared.shards[shard].live).children.remove(&id);
+                shared.shards[shard].spawned.fetch_sub(1, Ordering::Relaxed);
                 shared.resource.release_slot(shard);
                 bump(&shared.shards[shard].spawn_failed);
                 let child = lock(&closure)
@@ -325,6 +326,19 @@ impl Supervisor {
     /// ```
     pub fn count(&self) -> usize {
         self.shared.live_count()
+    }
+
+    /// The number of shards the capacity and the live set are split over.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::builder().capacity(8).shards(2).build()?;
+    /// assert_eq!(supervisor.shard_count(), 2);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shard_count(&self) -> usize {
+        self.shared.shards.len()
     }
 
     /// The most children alive at once.
@@ -515,9 +529,12 @@ pub struct SupervisorStats {
     pub capacity: usize,
     /// Children alive now.
     pub live: usize,
-    /// Children started, ever.
+    /// Children started, ever. Counted as a child joins the live set.
     pub spawned: u64,
-    /// Children that ended (returned or panicked), ever.
+    /// Children that ended (returned or panicked), ever. Counted just after
+    /// a child leaves the live set, so for a moment a child may be in
+    /// neither `live` nor `finished`: `spawned >= live + finished` always,
+    /// with equality once every ending child's thread is done.
     pub finished: u64,
     /// Children that panicked, ever.
     pub panicked: u64,
