@@ -36,6 +36,14 @@ use crate::permit::{OwnedPermit, Permit};
 use crate::shard::{limit_for, Shard, MAX_SHARD_LIMIT};
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
+/// One admitted unit: the shard it came from, and its grant number there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Admission {
+    pub(crate) shard: usize,
+    /// The shard's grant count before this grant, modulo 2^15.
+    pub(crate) grant: u64,
+}
+
 /// How many probes a refusal may take when shards change under it.
 const PROBE_ROUNDS: usize = 4;
 
@@ -238,8 +246,18 @@ impl Resource {
     /// [`release_slot`](Self::release_slot) exactly once.
     #[inline]
     pub(crate) fn admit_from(&self, start: usize) -> Result<usize, Overload> {
+        self.admit_numbered(start).map(|admission| admission.shard)
+    }
+
+    /// Like [`admit_from`](Self::admit_from), also telling the grant's
+    /// number on its shard (modulo 2^15), for sampling.
+    #[inline]
+    pub(crate) fn admit_numbered(&self, start: usize) -> Result<Admission, Overload> {
         match self.shards[start].try_admit() {
-            Ok(()) => Ok(start),
+            Ok(grant) => Ok(Admission {
+                shard: start,
+                grant,
+            }),
             Err(seen) => self.probe(start, seen),
         }
     }
@@ -254,7 +272,7 @@ impl Resource {
     /// again, at most [`PROBE_ROUNDS`] times in all, so a caller never spins.
     #[cold]
     #[inline(never)]
-    fn probe(&self, start: usize, start_seen: u64) -> Result<usize, Overload> {
+    fn probe(&self, start: usize, start_seen: u64) -> Result<Admission, Overload> {
         let count = self.shards.len();
         let next = |index: usize| if index + 1 == count { 0 } else { index + 1 };
         // What each shard looked like when it was seen full, in probe order.
@@ -264,7 +282,12 @@ impl Resource {
         for _ in 1..count {
             index = next(index);
             match self.shards[index].try_admit() {
-                Ok(()) => return Ok(index),
+                Ok(grant) => {
+                    return Ok(Admission {
+                        shard: index,
+                        grant,
+                    })
+                }
                 Err(word) => seen.push(word),
             }
         }
@@ -281,7 +304,12 @@ impl Resource {
             let mut index = start;
             for slot in seen.iter_mut() {
                 match self.shards[index].try_admit() {
-                    Ok(()) => return Ok(index),
+                    Ok(grant) => {
+                        return Ok(Admission {
+                            shard: index,
+                            grant,
+                        })
+                    }
                     Err(word) => *slot = word,
                 }
                 index = next(index);

@@ -113,9 +113,10 @@ impl Shard {
     ///
     /// A full shard is only read. Retries only while other threads change the
     /// word under it, so `Err` means the shard was seen full; it carries the
-    /// word that was seen, for [`word`](Self::word) to re-validate.
+    /// word that was seen, for [`word`](Self::word) to re-validate. `Ok`
+    /// carries the grant's number on this shard (modulo 2^15).
     #[inline]
-    pub(crate) fn try_admit(&self) -> Result<(), u64> {
+    pub(crate) fn try_admit(&self) -> Result<u64, u64> {
         let mut current = self.word.load(Ordering::Acquire);
         loop {
             if usage_of(current) >= limit_of(current) {
@@ -136,7 +137,7 @@ impl Shard {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(current >> COUNT_SHIFT),
                 Err(actual) => current = actual,
             }
         }

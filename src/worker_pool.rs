@@ -154,11 +154,12 @@ enum Envelope<W: Worker> {
     Call {
         request: W::Request,
         reply: ReplySender<Result<W::Reply, Failure>>,
-        posted: Instant,
+        /// When it was posted, if it is one of the timed messages.
+        posted: Option<Instant>,
     },
     Cast {
         request: W::Request,
-        posted: Instant,
+        posted: Option<Instant>,
     },
     /// The pool is shutting down: finish what holds a slot, then exit.
     Stop,
@@ -187,6 +188,8 @@ struct Shared<W: Worker> {
     mailboxes: Box<[MailSender<Envelope<W>>]>,
     closed: AtomicBool,
     call_timeout: Duration,
+    /// Time the messages whose grant number is a multiple of this.
+    sample_every: u64,
     records: Box<[CachePadded<ShardRecord>]>,
 }
 
@@ -233,11 +236,19 @@ enum Refusal {
 }
 
 impl<W: Worker> Shared<W> {
-    /// Takes a slot for one message; returns its shard.
+    /// Takes a slot for one message; returns its shard, and its post time
+    /// if it is one of the timed messages (decided by its grant number, so
+    /// an untimed message costs no clock read on either side).
     #[inline]
-    fn admit(&self) -> Result<usize, Refusal> {
+    fn admit(&self) -> Result<(usize, Option<Instant>), Refusal> {
         let start = home_shard(self.resource.shard_count());
-        self.resource.admit_from(start).map_err(|_| self.refusal())
+        match self.resource.admit_numbered(start) {
+            Ok(admission) => {
+                let timed = admission.grant % self.sample_every == 0;
+                Ok((admission.shard, timed.then(Instant::now)))
+            }
+            Err(_) => Err(self.refusal()),
+        }
     }
 
     #[cold]
@@ -253,8 +264,8 @@ impl<W: Worker> Shared<W> {
     /// Posts a call and returns the receiver of its reply.
     #[inline]
     fn post_call(&self, request: W::Request) -> Result<CallReply<W>, CallError<W::Request>> {
-        let shard = match self.admit() {
-            Ok(shard) => shard,
+        let (shard, posted) = match self.admit() {
+            Ok(admitted) => admitted,
             Err(Refusal::Overload) => return Err(CallError::Overload(request)),
             Err(Refusal::Closed) => return Err(CallError::Closed(request)),
         };
@@ -262,7 +273,7 @@ impl<W: Worker> Shared<W> {
         self.mailboxes[shard].post(Envelope::Call {
             request,
             reply,
-            posted: Instant::now(),
+            posted,
         });
         Ok(receiver)
     }
@@ -434,15 +445,12 @@ impl<W: Worker> WorkerPool<W> {
     /// ```
     #[inline]
     pub fn cast(&self, request: W::Request) -> Result<(), CastError<W::Request>> {
-        let shard = match self.shared.admit() {
-            Ok(shard) => shard,
+        let (shard, posted) = match self.shared.admit() {
+            Ok(admitted) => admitted,
             Err(Refusal::Overload) => return Err(CastError::Overload(request)),
             Err(Refusal::Closed) => return Err(CastError::Closed(request)),
         };
-        self.shared.mailboxes[shard].post(Envelope::Cast {
-            request,
-            posted: Instant::now(),
-        });
+        self.shared.mailboxes[shard].post(Envelope::Cast { request, posted });
         Ok(())
     }
 
@@ -905,13 +913,16 @@ impl WorkerPoolBuilder {
         self
     }
 
-    /// Times one message in `every` for the latency histograms. Default: 1,
-    /// every message. Counts (`handled` and the others) stay exact whatever
-    /// the setting; only the histograms are sampled.
+    /// Times one message in `every` for the latency histograms: those whose
+    /// number on their shard is a multiple of `every` (a power of two keeps
+    /// the spacing even). Default: 1, every message. Counts (`handled` and
+    /// the others) stay exact whatever the setting; only the histograms are
+    /// sampled.
     ///
-    /// Timing costs the worker a clock read, two histogram records and an
-    /// uncontended lock per message, which matters only for handlers that
-    /// take well under a microsecond. Such pools can sample.
+    /// Timing a message costs the sender a clock read and the worker a clock
+    /// read, two histogram records and an uncontended lock, which matters
+    /// only for handlers that take well under a microsecond. Such pools can
+    /// sample.
     ///
     /// # Examples
     ///
@@ -1055,6 +1066,7 @@ impl WorkerPoolBuilder {
             refused_closed: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             call_timeout,
+            sample_every: u64::from(sample_every),
             records: (0..shards)
                 .map(|_| CachePadded::new(ShardRecord::new()))
                 .collect(),
@@ -1076,7 +1088,6 @@ impl WorkerPoolBuilder {
                 mailbox: receiver,
                 factory: Arc::clone(&factory),
                 tick_interval: self.tick_interval,
-                sample_every,
                 core: (!cores.is_empty()).then(|| cores[shard % cores.len()]),
             };
             match spawn_named(format!("{name}-{shard}"), None, move || run.run(worker)) {
@@ -1125,8 +1136,6 @@ struct WorkerRun<W: Worker, F> {
     mailbox: MailReceiver<Envelope<W>>,
     factory: Arc<F>,
     tick_interval: Option<Duration>,
-    /// Time one message in this many.
-    sample_every: u32,
     core: Option<CoreId>,
 }
 
@@ -1145,8 +1154,6 @@ where
         // When the previous (timed) handler finished; the start of the next
         // one if its message was already waiting (saves a clock read).
         let mut last_finished = None;
-        // Messages until the next one is timed.
-        let mut until_sample = 0;
         // After the stop message, exit once nothing holds a slot here: every
         // admitted message has then been posted and handled.
         while !(stopping && self.shared.resource.shard_usage(self.shard) == 0) {
@@ -1169,17 +1176,6 @@ where
                     _ => (self.mailbox.recv(), None),
                 },
             };
-            let timed = until_sample == 0;
-            until_sample = if timed {
-                self.sample_every - 1
-            } else {
-                until_sample - 1
-            };
-            let started = match (timed, started) {
-                (false, _) => None,
-                (true, Some(started)) => Some(started),
-                (true, None) => Some(Instant::now()),
-            };
             match envelope {
                 Envelope::Stop => stopping = true,
                 Envelope::Call {
@@ -1198,6 +1194,7 @@ where
                         reply.send(Err(Failure::Panicked));
                         continue;
                     };
+                    let started = posted.map(|_| started.unwrap_or_else(Instant::now));
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_call(request)));
                     last_finished = self.finish(record, posted, started);
                     match outcome {
@@ -1215,6 +1212,7 @@ where
                         ShardRecord::bump(&record.skipped);
                         continue;
                     };
+                    let started = posted.map(|_| started.unwrap_or_else(Instant::now));
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
                     last_finished = self.finish(record, posted, started);
                     if outcome.is_err() {
@@ -1240,13 +1238,13 @@ where
     fn finish(
         &self,
         record: &ShardRecord,
-        posted: Instant,
+        posted: Option<Instant>,
         started: Option<Instant>,
     ) -> Option<Instant> {
         let finished = started.map(|_| Instant::now());
         self.shared.resource.release_slot(self.shard);
         ShardRecord::bump(&record.handled);
-        if let (Some(started), Some(finished)) = (started, finished) {
+        if let (Some(posted), Some(started), Some(finished)) = (posted, started, finished) {
             let mut latency = lock(&record.latency);
             latency
                 .queue_wait
