@@ -28,16 +28,32 @@
 //!   batch's time divided by 16, so criterion's `time` is again
 //!   **microseconds per child** (spawn + join).
 //!
+//! # Paired mode (`SIDEJOB_BENCH_PAIRED`)
+//!
+//! Thread creation on a shared VM drifts between speed levels for seconds at
+//! a time, by far more than the few microseconds that separate the
+//! contenders, and criterion measures the contenders one after the other.
+//! With `SIDEJOB_BENCH_PAIRED=<rounds>` set, the bench skips criterion and
+//! instead runs `<rounds>` rounds; in each round every contender in turn
+//! (the starting one rotating from round to round) does 48 spawn + join in
+//! each group's pattern (48 one at a time; 3 batches of 16). It prints, per
+//! group and contender, the median and 10th percentile of the per-round
+//! µs per child, and the median over rounds of the difference to
+//! `std-thread` in the same round (in µs and in %). Neighbouring measurements
+//! share the machine's state, so the paired difference is robust where the
+//! criterion slopes are not.
+//!
 //! # Running
 //!
 //! ```text
 //! cargo bench --bench supervisor
 //! cargo bench --bench supervisor -- 'supervisor/batch-16'
 //! cargo bench --bench supervisor -- --measurement-time 10
+//! SIDEJOB_BENCH_PAIRED=400 cargo bench --bench supervisor
 //! ```
 //!
 //! Criterion settings: 1 s warm-up, 3 s measurement, 30 samples; the whole
-//! bench takes about 40 s.
+//! bench takes about 50 s. The paired mode with 400 rounds takes about 10 s.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -45,7 +61,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use sidejob::{ChildHandle, ChildPanicked, Supervisor};
 
 /// Room in every limiter: more children than are ever alive at once.
@@ -232,16 +248,23 @@ fn batch<S: Spawner>(
         b.iter_custom(|iters| {
             let start = Instant::now();
             for _ in 0..iters {
-                for i in 0..BATCH {
-                    handles.push(spawner.spawn(i as u64));
-                }
-                for handle in handles.drain(..) {
-                    black_box(S::join(handle));
-                }
+                spawn_join_batch(spawner, BATCH, &mut handles);
             }
             start.elapsed() / BATCH as u32
         });
     });
+}
+
+/// Spawns `size` children into `handles` (empty on entry), then joins them
+/// all in spawn order.
+#[inline]
+fn spawn_join_batch<S: Spawner>(spawner: &S, size: usize, handles: &mut Vec<S::Handle>) {
+    for i in 0..size {
+        handles.push(spawner.spawn(i as u64));
+    }
+    for handle in handles.drain(..) {
+        black_box(S::join(handle));
+    }
 }
 
 /// The contenders, built fresh for each group.
@@ -323,4 +346,96 @@ criterion_group! {
         .sample_size(30);
     targets = supervisor
 }
-criterion_main!(benches);
+
+/// Children per contender per round in the paired mode.
+const PAIRED_CHILDREN: usize = 48;
+
+/// Contender names in the order the paired mode indexes them.
+const NAMES: [&str; 5] = [
+    "sidejob",
+    "std-thread",
+    "tokio-semaphore",
+    "atomic-usize",
+    "std-thread-named",
+];
+
+/// Index of `std-thread` in [`NAMES`]: the baseline of the paired differences.
+const BASELINE: usize = 1;
+
+/// µs per child for `PAIRED_CHILDREN` children, in batches of `size`.
+fn paired_round<S: Spawner>(spawner: &S, size: usize) -> f64 {
+    let mut handles: Vec<S::Handle> = Vec::with_capacity(size);
+    let start = Instant::now();
+    for _ in 0..PAIRED_CHILDREN / size {
+        spawn_join_batch(spawner, size, &mut handles);
+    }
+    start.elapsed().as_secs_f64() * 1e6 / PAIRED_CHILDREN as f64
+}
+
+/// The `p`-quantile (0 to 1) of `values`, nearest rank below.
+fn quantile(values: &[f64], p: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((sorted.len() - 1) as f64 * p) as usize]
+}
+
+/// The paired mode: see the module docs.
+fn paired(rounds: usize) {
+    for (group, size) in [("one-at-a-time", 1), ("batch-16", BATCH)] {
+        let contenders = Contenders::new();
+        let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); NAMES.len()];
+        for round in 0..rounds {
+            for k in 0..NAMES.len() {
+                let which = (round + k) % NAMES.len();
+                let time = match which {
+                    0 => paired_round(&contenders.sidejob, size),
+                    1 => paired_round(&StdThread, size),
+                    2 => paired_round(&contenders.tokio, size),
+                    3 => paired_round(&contenders.atomic, size),
+                    _ => paired_round(&contenders.named, size),
+                };
+                times[which].push(time);
+            }
+        }
+        contenders.check_drained();
+        println!("supervisor/{group} (paired, {rounds} rounds of {PAIRED_CHILDREN} children)");
+        println!(
+            "  {:18} {:>9} {:>9} {:>14} {:>10}",
+            "contender", "median µs", "p10 µs", "vs std-thread", "(%)"
+        );
+        for (which, name) in NAMES.iter().enumerate() {
+            let diffs: Vec<f64> = times[which]
+                .iter()
+                .zip(&times[BASELINE])
+                .map(|(t, base)| t - base)
+                .collect();
+            let ratios: Vec<f64> = times[which]
+                .iter()
+                .zip(&times[BASELINE])
+                .map(|(t, base)| t / base)
+                .collect();
+            println!(
+                "  {:18} {:9.2} {:9.2} {:+11.2} µs {:+9.1}%",
+                name,
+                quantile(&times[which], 0.5),
+                quantile(&times[which], 0.1),
+                quantile(&diffs, 0.5),
+                (quantile(&ratios, 0.5) - 1.0) * 100.0,
+            );
+        }
+    }
+}
+
+fn main() {
+    if let Ok(rounds) = std::env::var("SIDEJOB_BENCH_PAIRED") {
+        let rounds = rounds
+            .parse::<usize>()
+            .ok()
+            .filter(|&rounds| rounds > 0)
+            .expect("SIDEJOB_BENCH_PAIRED is a number of rounds above 0");
+        paired(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
