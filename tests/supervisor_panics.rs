@@ -1,17 +1,10 @@
 //! A child's panic is caught, counted and reported through its handle with
 //! its message; its slot is freed and the supervisor carries on.
 
-use sidejob::Supervisor;
+mod common;
 
-fn quiet_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let text = info.payload().downcast_ref::<&str>().copied().unwrap_or("");
-        if !text.contains("deliberate") {
-            default(info);
-        }
-    }));
-}
+use common::quiet_panics;
+use sidejob::Supervisor;
 
 #[test]
 fn a_panicking_child_is_reported_and_its_slot_freed() {
