@@ -188,8 +188,9 @@ struct Shared<W: Worker> {
     mailboxes: Box<[MailSender<Envelope<W>>]>,
     closed: AtomicBool,
     call_timeout: Duration,
-    /// Time the messages whose grant number is a multiple of this.
-    sample_every: u64,
+    /// Time the messages whose grant number has these bits clear (the
+    /// sampling interval, a power of two, minus one).
+    sample_mask: u64,
     records: Box<[CachePadded<ShardRecord>]>,
 }
 
@@ -244,7 +245,7 @@ impl<W: Worker> Shared<W> {
         let start = home_shard(self.resource.shard_count());
         match self.resource.admit_numbered(start) {
             Ok(admission) => {
-                let timed = admission.grant % self.sample_every == 0;
+                let timed = admission.grant & self.sample_mask == 0;
                 Ok((admission.shard, timed.then(Instant::now)))
             }
             Err(_) => Err(self.refusal()),
@@ -913,9 +914,9 @@ impl WorkerPoolBuilder {
         self
     }
 
-    /// Times one message in `every` for the latency histograms: those whose
-    /// number on their shard is a multiple of `every` (a power of two keeps
-    /// the spacing even). Default: 1, every message. Counts (`handled` and
+    /// Times one message in `every` for the latency histograms, `every`
+    /// rounded up to a power of two: the messages whose number on their shard
+    /// is a multiple of it. Default: 1, every message. Counts (`handled` and
     /// the others) stay exact whatever the setting; only the histograms are
     /// sampled.
     ///
@@ -1066,7 +1067,7 @@ impl WorkerPoolBuilder {
             refused_closed: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             call_timeout,
-            sample_every: u64::from(sample_every),
+            sample_mask: u64::from(sample_every.checked_next_power_of_two().unwrap_or(1 << 31)) - 1,
             records: (0..shards)
                 .map(|_| CachePadded::new(ShardRecord::new()))
                 .collect(),

@@ -66,3 +66,26 @@ fn sampled_latency_keeps_counts_exact() {
     // Messages 0, 4 and 8 were timed.
     assert_eq!((stats.handling.count, stats.queue_wait.count), (3, 3));
 }
+
+#[test]
+fn any_sampling_interval_builds_and_rounds_up_to_a_power_of_two() {
+    let harness = Harness::new();
+    let pool = WorkerPool::builder()
+        .capacity(16)
+        .shards(1)
+        .latency_sample_every(3) // rounded up to 4
+        .build(harness.factory())
+        .unwrap();
+    for n in 0..10 {
+        pool.cast(Job::Run(n)).unwrap();
+    }
+    pool.shutdown();
+    assert_eq!(pool.stats().handling.count, 3, "messages 0, 4 and 8");
+    let sparse = WorkerPool::builder()
+        .capacity(1)
+        .latency_sample_every(u32::MAX)
+        .build(harness.factory())
+        .unwrap();
+    sparse.call(Job::Run(1)).unwrap();
+    assert_eq!(sparse.stats().handled, 1);
+}
