@@ -236,6 +236,24 @@ enum Refusal {
     Closed,
 }
 
+impl Refusal {
+    /// The error a refused call returns, with its request handed back.
+    fn call_error<R>(self, request: R) -> CallError<R> {
+        match self {
+            Refusal::Overload => CallError::Overload(request),
+            Refusal::Closed => CallError::Closed(request),
+        }
+    }
+
+    /// The error a refused cast returns, with its request handed back.
+    fn cast_error<R>(self, request: R) -> CastError<R> {
+        match self {
+            Refusal::Overload => CastError::Overload(request),
+            Refusal::Closed => CastError::Closed(request),
+        }
+    }
+}
+
 impl<W: Worker> Shared<W> {
     /// Takes a slot for one message; returns its shard, and its post time
     /// if it is one of the timed messages (decided by its grant number, so
@@ -267,8 +285,7 @@ impl<W: Worker> Shared<W> {
     fn post_call(&self, request: W::Request) -> Result<CallReply<W>, CallError<W::Request>> {
         let (shard, posted) = match self.admit() {
             Ok(admitted) => admitted,
-            Err(Refusal::Overload) => return Err(CallError::Overload(request)),
-            Err(Refusal::Closed) => return Err(CallError::Closed(request)),
+            Err(refusal) => return Err(refusal.call_error(request)),
         };
         let (reply, receiver) = reply_slot();
         self.mailboxes[shard].post(Envelope::Call {
@@ -448,8 +465,7 @@ impl<W: Worker> WorkerPool<W> {
     pub fn cast(&self, request: W::Request) -> Result<(), CastError<W::Request>> {
         let (shard, posted) = match self.shared.admit() {
             Ok(admitted) => admitted,
-            Err(Refusal::Overload) => return Err(CastError::Overload(request)),
-            Err(Refusal::Closed) => return Err(CastError::Closed(request)),
+            Err(refusal) => return Err(refusal.cast_error(request)),
         };
         self.shared.mailboxes[shard].post(Envelope::Cast { request, posted });
         Ok(())
