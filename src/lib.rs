@@ -5,21 +5,32 @@
 mod child;
 mod error;
 mod home;
+mod idle;
 mod latency;
 mod mailbox;
+mod maintainer;
+mod manager;
+mod object_pool;
 mod permit;
+mod pooled;
 mod reply;
 mod resource;
 mod shard;
 mod supervisor;
 mod sync;
+mod wait_queue;
 mod worker;
 mod worker_pool;
 
 pub use child::{ChildContext, ChildHandle, ChildId, ChildPanicked};
-pub use error::{BuildError, CallError, CastError, Overload, SpawnError};
+pub use error::{BuildError, CallError, CastError, Overload, SpawnError, TakeError};
 pub use latency::LatencyStats;
+pub use manager::Manager;
+pub use object_pool::{
+    ObjectPool, ObjectPoolBuilder, ObjectPoolStats, PoolStatus, DEFAULT_QUEUE_MAX,
+};
 pub use permit::{OwnedPermit, Permit};
+pub use pooled::Pooled;
 pub use resource::{Resource, ResourceBuilder, ResourceStats, ShardStats, MAX_SHARDS};
 pub use supervisor::{
     ShutdownReport, Supervisor, SupervisorBuilder, SupervisorShardStats, SupervisorStats,

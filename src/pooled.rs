@@ -1,0 +1,152 @@
+//! [`Pooled`]: an object taken from an [`ObjectPool`](crate::ObjectPool).
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+use crate::idle::Idle;
+use crate::manager::Manager;
+use crate::object_pool::PoolShared;
+
+/// An object taken from an [`ObjectPool`](crate::ObjectPool); dereferences
+/// to it.
+///
+/// Dropping it returns the object: it is checked with
+/// [`Manager::check`] and reused, or destroyed if the check fails. If the
+/// holder panics, the object is destroyed instead, since its state is
+/// unknown. Either way its slot is accounted for exactly once.
+///
+/// It borrows the pool, so the pool outlives every object taken from it.
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = Vec<u8>;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<Vec<u8>> { Ok(Vec::new()) }
+/// # }
+/// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+/// let mut buffer = pool.try_take()?;
+/// buffer.push(1); // DerefMut to the Vec
+/// assert_eq!(buffer.len(), 1);
+/// drop(buffer); // back to the pool
+/// assert_eq!(pool.status().idle, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Pooled<'a, M: Manager> {
+    pool: &'a PoolShared<M>,
+    /// `None` only once `fail` or `detach` has taken it.
+    idle: Option<Idle<M::Object>>,
+}
+
+impl<'a, M: Manager> Pooled<'a, M> {
+    #[inline]
+    pub(crate) fn new(pool: &'a PoolShared<M>, idle: Idle<M::Object>) -> Self {
+        Pooled {
+            pool,
+            idle: Some(idle),
+        }
+    }
+
+    fn into_idle(mut this: Self) -> Idle<M::Object> {
+        this.idle
+            .take()
+            .expect("a Pooled holds its object until dropped")
+    }
+
+    /// Destroys the object instead of returning it (it is broken), and frees
+    /// its slot: the oldest waiter gets the slot to make a replacement, or,
+    /// if `min_idle` asks, the pool makes one in the background.
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::destroy`] panics, after the slot is freed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// sidejob::Pooled::fail(pool.try_take()?);
+    /// assert_eq!(pool.status().size, 0);
+    /// assert_eq!(pool.stats().destroyed, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fail(this: Self) {
+        let pool = this.pool;
+        pool.destroy_or_resume(Self::into_idle(this));
+    }
+
+    /// Takes the object out of the pool for good and frees its slot. The
+    /// pool does not destroy it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = String;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<String> { Ok("conn".into()) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let owned: String = sidejob::Pooled::detach(pool.try_take()?);
+    /// assert_eq!(owned, "conn");
+    /// assert_eq!(pool.status().size, 0); // room for a new one
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn detach(this: Self) -> M::Object {
+        let pool = this.pool;
+        let Idle { object, slot } = Self::into_idle(this);
+        pool.free_slot(slot);
+        object
+    }
+}
+
+impl<M: Manager> Deref for Pooled<'_, M> {
+    type Target = M::Object;
+
+    #[inline]
+    fn deref(&self) -> &M::Object {
+        &self
+            .idle
+            .as_ref()
+            .expect("a Pooled holds its object until dropped")
+            .object
+    }
+}
+
+impl<M: Manager> DerefMut for Pooled<'_, M> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut M::Object {
+        &mut self
+            .idle
+            .as_mut()
+            .expect("a Pooled holds its object until dropped")
+            .object
+    }
+}
+
+impl<M: Manager> Drop for Pooled<'_, M> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(idle) = self.idle.take() {
+            self.pool.give_back(idle);
+        }
+    }
+}
+
+impl<M: Manager> fmt::Debug for Pooled<'_, M>
+where
+    M::Object: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Pooled").field(&**self).finish()
+    }
+}
