@@ -59,7 +59,8 @@ use crate::manager::Manager;
 use crate::pooled::Pooled;
 use crate::resource::{Resource, ResourceBuilder};
 use crate::sync::{
-    is_current, lock, spawn_named, AtomicBool, AtomicU64, AtomicUsize, JoinHandle, Mutex, Ordering,
+    is_current, lock, spawn_named, spin_lock, AtomicBool, AtomicU64, AtomicUsize, JoinHandle,
+    Mutex, Ordering,
 };
 use crate::wait_queue::{Handoff, WaitQueue};
 
@@ -471,26 +472,27 @@ impl<M: Manager> PoolShared<M> {
     /// Pops the top of `shard`'s idle stack.
     #[inline]
     fn pop_idle(&self, shard: usize) -> Option<Idle<M::Object>> {
-        let mut stack = lock(&self.idle[shard]);
-        let idle = stack.objects.pop()?;
+        let mut stack = spin_lock(&self.idle[shard]);
+        let object = stack.objects.pop()?;
         stack.takes += 1;
         drop(stack);
         if let Some(refill) = &self.refill {
             refill.nudge();
         }
-        Some(idle)
+        Some(Idle {
+            object,
+            slot: shard,
+        })
     }
 
     /// The home stack's top, or the cold path.
     #[inline]
     pub(crate) fn try_take(&self) -> Result<Idle<M::Object>, TakeError<M::Error>> {
-        if self.gate.closed.load(Ordering::Relaxed) {
-            return Err(TakeError::Closed);
-        }
-        let home = self.home();
-        match self.pop_idle(home) {
+        // No `closed` check here: `close` empties the stacks and nothing is
+        // pushed after, so a closed pool always takes the cold path.
+        match self.pop_idle(self.home()) {
             Some(idle) => Ok(idle),
-            None => self.take_cold(home),
+            None => self.take_cold(),
         }
     }
 
@@ -499,13 +501,14 @@ impl<M: Manager> PoolShared<M> {
     /// while the first look went by is still found.
     #[cold]
     #[inline(never)]
-    fn take_cold(&self, home: usize) -> Result<Idle<M::Object>, TakeError<M::Error>> {
+    fn take_cold(&self) -> Result<Idle<M::Object>, TakeError<M::Error>> {
+        if self.gate.closed.load(Ordering::Relaxed) {
+            return Err(TakeError::Closed);
+        }
+        let home = self.home();
         for _ in 0..2 {
-            if let Some(idle) = self.steal(home) {
-                return Ok(idle);
-            }
-            if let Ok(slot) = self.slots.admit_from(home) {
-                return self.create_for_taker(slot);
+            if let Some(found) = self.find_free(home) {
+                return self.accept(found);
             }
         }
         Err(TakeError::Overload)
@@ -621,41 +624,52 @@ impl<M: Manager> PoolShared<M> {
 
     /// Takes back a returned object: reused if its holder did not panic and
     /// it passes [`Manager::check`], destroyed otherwise.
-    pub(crate) fn give_back(&self, mut idle: Idle<M::Object>) {
+    #[inline]
+    pub(crate) fn give_back(&self, idle: Idle<M::Object>) {
         if std::thread::panicking() {
-            // Its holder panicked: its state is unknown. A panicking
-            // `destroy` now would abort, so it is contained.
-            let _ = self.destroy(idle);
-            return;
+            return self.give_back_from_panic(idle);
         }
-        match catch_unwind(AssertUnwindSafe(|| self.manager.check(&mut idle.object))) {
-            Ok(true) => self.put_idle(idle),
-            Ok(false) => self.destroy_or_resume(idle),
-            Err(panic) => {
-                let _ = self.destroy(idle);
-                resume_unwind(panic)
-            }
+        // If `check` panics, the guard destroys the object (its slot freed)
+        // as the panic passes through.
+        let mut guard = DestroyOnUnwind {
+            pool: self,
+            idle: Some(idle),
+        };
+        let idle = guard.idle.as_mut().expect("the guard holds the object");
+        let reusable = self.manager.check(&mut idle.object);
+        let idle = guard.idle.take().expect("the guard holds the object");
+        if reusable {
+            self.put_idle(idle);
+        } else {
+            self.destroy_or_resume(idle);
         }
     }
 
-    /// Keeps a reusable object: onto the home stack, or to a waiter.
+    /// The holder panicked: the object's state is unknown, so it is
+    /// destroyed. A panicking `destroy` now would abort, so it is contained.
+    #[cold]
+    #[inline(never)]
+    fn give_back_from_panic(&self, idle: Idle<M::Object>) {
+        let _ = self.destroy(idle);
+    }
+
+    /// Keeps a reusable object: onto its slot's stack, or to a waiter.
     #[inline]
     pub(crate) fn put_idle(&self, idle: Idle<M::Object>) {
-        let home = self.home();
-        let mut stack = lock(&self.idle[home]);
+        let mut stack = spin_lock(&self.idle[idle.slot]);
         let gate = &self.gate;
         if gate.waiting.load(Ordering::Relaxed) == 0 && !gate.closed.load(Ordering::Relaxed) {
-            stack.objects.push(idle);
+            stack.objects.push(idle.object);
             return;
         }
         drop(stack);
-        self.put_idle_cold(home, idle);
+        self.put_idle_cold(idle);
     }
 
     /// Takers wait, or the pool is closed.
     #[cold]
     #[inline(never)]
-    fn put_idle_cold(&self, home: usize, idle: Idle<M::Object>) {
+    fn put_idle_cold(&self, idle: Idle<M::Object>) {
         let mut queue = lock(&self.waiters);
         if self.gate.closed.load(Ordering::Relaxed) {
             drop(queue);
@@ -668,7 +682,9 @@ impl<M: Manager> PoolShared<M> {
             Ok(()) => bump(&self.counters.direct_takes),
             // Nobody waits any more. Holding the queue lock, no taker can
             // register before the push, and `close` cannot sweep before it.
-            Err(Handoff::Object(idle)) => lock(&self.idle[home]).objects.push(idle),
+            Err(Handoff::Object(idle)) => {
+                spin_lock(&self.idle[idle.slot]).objects.push(idle.object)
+            }
             Err(_) => unreachable!("serve hands back what it was given"),
         }
     }
@@ -721,10 +737,10 @@ impl<M: Manager> PoolShared<M> {
         self.gate.waiting.store(0, Ordering::Relaxed);
         drop(queue);
         let mut first_panic = None;
-        for stack in self.idle.iter() {
-            let objects = std::mem::take(&mut lock(stack).objects);
-            for idle in objects {
-                if let Err(panic) = self.destroy(idle) {
+        for (slot, stack) in self.idle.iter().enumerate() {
+            let objects = std::mem::take(&mut spin_lock(stack).objects);
+            for object in objects {
+                if let Err(panic) = self.destroy(Idle { object, slot }) {
                     first_panic.get_or_insert(panic);
                 }
             }
@@ -737,7 +753,7 @@ impl<M: Manager> PoolShared<M> {
     fn idle_count(&self) -> usize {
         self.idle
             .iter()
-            .map(|stack| lock(stack).objects.len())
+            .map(|stack| spin_lock(stack).objects.len())
             .sum()
     }
 
@@ -757,7 +773,7 @@ impl<M: Manager> PoolShared<M> {
 
     fn stats(&self) -> ObjectPoolStats {
         let counters = &self.counters;
-        let stack_takes: u64 = self.idle.iter().map(|stack| lock(stack).takes).sum();
+        let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ObjectPoolStats {
             takes: stack_takes + read(&counters.direct_takes),
@@ -812,6 +828,22 @@ impl<M: Manager> PoolShared<M> {
             if refill.wait() == Wake::Stop {
                 return;
             }
+        }
+    }
+}
+
+/// Destroys the object it still holds when dropped, which happens only when
+/// [`Manager::check`] panics.
+struct DestroyOnUnwind<'a, M: Manager> {
+    pool: &'a PoolShared<M>,
+    idle: Option<Idle<M::Object>>,
+}
+
+impl<M: Manager> Drop for DestroyOnUnwind<'_, M> {
+    fn drop(&mut self) {
+        if let Some(idle) = self.idle.take() {
+            // Already unwinding: a second panic from `destroy` is contained.
+            let _ = self.pool.destroy(idle);
         }
     }
 }

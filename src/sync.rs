@@ -21,6 +21,48 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering}
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// A lock for critical sections of a few instructions on a hot path (the
+/// idle stacks): unlocking is a plain release store rather than the
+/// read-modify-write a futex mutex needs, which halves the atomic operations
+/// of an uncontended lock and unlock. A waiter yields its time slice between
+/// tries, so a holder that was preempted gets the CPU back. Under loom it is
+/// loom's mutex, so the models explore it like any other lock.
+#[cfg(not(sidejob_loom))]
+pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
+#[cfg(sidejob_loom)]
+pub(crate) type SpinLock<T> = Mutex<T>;
+
+/// Holds a [`SpinLock`].
+#[cfg(not(sidejob_loom))]
+pub(crate) type SpinGuard<'a, T> = spin::mutex::SpinMutexGuard<'a, T>;
+#[cfg(sidejob_loom)]
+pub(crate) type SpinGuard<'a, T> = MutexGuard<'a, T>;
+
+/// Locks a [`SpinLock`]. It has no poison: its critical sections run no
+/// user code.
+#[cfg(not(sidejob_loom))]
+#[inline]
+pub(crate) fn spin_lock<T>(lock: &SpinLock<T>) -> SpinGuard<'_, T> {
+    match lock.try_lock() {
+        Some(guard) => guard,
+        None => spin_lock_contended(lock),
+    }
+}
+
+/// The lock was held: wait for it, out of the callers' line.
+#[cfg(not(sidejob_loom))]
+#[cold]
+#[inline(never)]
+fn spin_lock_contended<T>(lock: &SpinLock<T>) -> SpinGuard<'_, T> {
+    lock.lock()
+}
+
+/// Locks a [`SpinLock`] (loom's mutex here).
+#[cfg(sidejob_loom)]
+pub(crate) fn spin_lock<T>(lock: &SpinLock<T>) -> SpinGuard<'_, T> {
+    self::lock(lock)
+}
+
 /// Locks `mutex`, ignoring poison.
 ///
 /// Every critical section in this crate leaves its data consistent at each step,
