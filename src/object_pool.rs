@@ -11,9 +11,10 @@
 //! detached. So size never exceeds `max_size`, not even for an instant, and
 //! no failure path can leak the limit (CouchDB once did).
 //!
-//! Idle objects wait on per-shard LIFO stacks (see `idle.rs`). A take pops
-//! its home shard's stack: one uncontended lock, no shared line. A return
-//! pushes onto the returner's home stack, unless takers are waiting.
+//! Idle objects wait on per-shard LIFO stacks (see `idle.rs`), each object
+//! on the stack of the shard whose slot counts it. A take pops its home
+//! shard's stack: one uncontended spin lock, no shared line. A return pushes
+//! the object back onto its own stack, unless takers are waiting.
 //!
 //! Takers that find nothing idle and no free slot may wait, FIFO, in the
 //! queue of `wait_queue.rs`. Two hand-offs serve them:
@@ -485,7 +486,7 @@ impl<M: Manager> PoolShared<M> {
         })
     }
 
-    /// The home stack's top, or the cold path.
+    /// The home stack's top, or else the cold path.
     #[inline]
     pub(crate) fn try_take(&self) -> Result<Idle<M::Object>, TakeError<M::Error>> {
         // No `closed` check here: `close` empties the stacks and nothing is
