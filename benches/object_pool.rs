@@ -66,6 +66,8 @@
 //! (1 s warm-up, 3 s measurement, 30 samples) can be overridden on the command
 //! line as usual, e.g. `-- --measurement-time 10`.
 
+mod common;
+
 use std::convert::Infallible;
 use std::hint::black_box;
 use std::ops::DerefMut;
@@ -73,6 +75,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use common::thread_counts;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
 /// Every pool's size limit: more objects than any thread count will hold.
@@ -318,29 +321,6 @@ fn contender<P: Pool>(
             100.0 * misses as f64 / attempts as f64
         );
     }
-}
-
-/// Thread counts: `SIDEJOB_BENCH_THREADS` (comma-separated), else 1 and #CPUs.
-fn thread_counts() -> Vec<usize> {
-    let mut counts: Vec<usize> = match std::env::var("SIDEJOB_BENCH_THREADS") {
-        Ok(list) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|item| !item.is_empty())
-            .map(|item| match item.parse::<usize>() {
-                Ok(count) if count > 0 => count,
-                _ => panic!("SIDEJOB_BENCH_THREADS: `{item}` is not a positive thread count"),
-            })
-            .collect(),
-        Err(_) => vec![1, num_cpus::get()],
-    };
-    counts.sort_unstable();
-    counts.dedup();
-    assert!(
-        !counts.is_empty(),
-        "SIDEJOB_BENCH_THREADS lists no thread count"
-    );
-    counts
 }
 
 fn group_name(threads: usize) -> String {
