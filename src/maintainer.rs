@@ -8,9 +8,9 @@
 //!
 //! `wanted` is a hint that saves the fast path a lock: a take that leaves the
 //! pool short sets it (once per maintenance round) and wakes the thread; the
-//! thread clears it before each round. A take reads it under the idle stack's
-//! lock it popped from, and the round reads every stack under its lock after
-//! clearing it, so either the round sees the pop or the taker sees the flag
+//! thread clears it before each round. A take reads it after locking the
+//! idle stack it popped from, and the round reads every stack under its lock
+//! after clearing it, so either the round sees the pop or the taker sees the flag
 //! cleared and wakes the thread again: no shortfall goes unnoticed. The lock
 //! orders both sides, so `Relaxed` suffices.
 

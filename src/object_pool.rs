@@ -40,9 +40,9 @@
 //! `closed` and `waiting` are read on the fast path under an idle stack's
 //! lock, and written before (registration, close) or under (serving) the
 //! queue lock, which the reader's side then takes. The locks order every
-//! access that matters, so the atomics themselves are `Relaxed`; the read of
-//! `closed` at the start of a take is only an early exit. The counters are
-//! `Relaxed` figures.
+//! access that matters, so the atomics themselves are `Relaxed`. A take
+//! reads `closed` only on its cold path (a closed pool has empty stacks),
+//! as an early exit. The counters are `Relaxed` figures.
 
 use std::fmt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
