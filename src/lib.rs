@@ -12,6 +12,10 @@ mod maintainer;
 mod manager;
 mod object_pool;
 mod permit;
+mod pool_builder;
+mod pool_clock;
+mod pool_config;
+mod pool_status;
 mod pooled;
 mod reply;
 mod resource;
@@ -26,10 +30,11 @@ pub use child::{ChildContext, ChildHandle, ChildId, ChildPanicked};
 pub use error::{BuildError, CallError, CastError, Overload, SpawnError, TakeError};
 pub use latency::LatencyStats;
 pub use manager::Manager;
-pub use object_pool::{
-    ObjectPool, ObjectPoolBuilder, ObjectPoolStats, PoolStatus, DEFAULT_QUEUE_MAX,
-};
+pub use object_pool::ObjectPool;
 pub use permit::{OwnedPermit, Permit};
+pub use pool_builder::ObjectPoolBuilder;
+pub use pool_config::{PoolConfig, DEFAULT_QUEUE_MAX};
+pub use pool_status::{ObjectPoolStats, PoolStatus};
 pub use pooled::Pooled;
 pub use resource::{Resource, ResourceBuilder, ResourceStats, ShardStats, MAX_SHARDS};
 pub use supervisor::{

@@ -1,5 +1,6 @@
 //! The maintainer: one background thread per pool that creates the
-//! `init_size` objects and keeps `min_idle` objects ready.
+//! `init_size` objects, keeps `min_idle` objects ready, and reaps idle and
+//! expired objects.
 //!
 //! Takers never wait for it; it hands what it makes to the oldest waiter or
 //! the idle stacks, like any returned object.
@@ -19,10 +20,6 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
-
-/// How often the maintainer looks again on its own, to retry after a failed
-/// creation.
-pub(crate) const MAINTENANCE_TICK: Duration = Duration::from_secs(1);
 
 /// Wakes the maintainer.
 #[derive(Debug)]
@@ -74,17 +71,24 @@ impl Maintenance {
         }
     }
 
+    /// Asks for a round now, whatever `wanted` says (the configuration
+    /// changed, or objects were retired).
+    pub(crate) fn wake_now(&self) {
+        lock(&self.state).woken = true;
+        self.wake.notify_one();
+    }
+
     /// Tells the maintainer to exit.
     pub(crate) fn stop(&self) {
         lock(&self.state).stop = true;
         self.wake.notify_one();
     }
 
-    /// Waits until nudged, stopped, or a tick passes.
-    pub(crate) fn wait(&self) -> Wake {
+    /// Waits until nudged, stopped, or `interval` passes.
+    pub(crate) fn wait(&self, interval: Duration) -> Wake {
         let mut state = lock(&self.state);
         if !state.woken && !state.stop {
-            state = wait_timeout(&self.wake, state, MAINTENANCE_TICK);
+            state = wait_timeout(&self.wake, state, interval);
         }
         if state.stop {
             return Wake::Stop;

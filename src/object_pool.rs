@@ -51,23 +51,28 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+
+use arc_swap::ArcSwap;
+
 use crate::error::{BuildError, TakeError};
 use crate::home::home_shard;
-use crate::idle::{idle_stacks, Idle, IdleStacks};
-use crate::latency::{LatencyHistogram, LatencyStats};
+use crate::idle::{idle_stacks, Entry, Idle, IdleStacks, Lifetime, Meta};
+use crate::latency::LatencyHistogram;
 use crate::maintainer::{Maintenance, Wake};
 use crate::manager::Manager;
+use crate::pool_builder::ObjectPoolBuilder;
+use crate::pool_clock::PoolClock;
+use crate::pool_config::{PoolConfig, DEFAULT_QUEUE_MAX};
+use crate::pool_status::{ObjectPoolStats, PoolStatus};
 use crate::pooled::Pooled;
-use crate::resource::{Resource, ResourceBuilder};
+use crate::resource::{check_capacity, Resource, ResourceBuilder};
 use crate::sync::{
     is_current, lock, spawn_named, spin_lock, AtomicBool, AtomicU64, AtomicUsize, JoinHandle,
     Mutex, Ordering,
 };
 use crate::wait_queue::{Handoff, WaitQueue};
-
-/// How many takers may wait at once unless
-/// [`queue_max`](ObjectPoolBuilder::queue_max) says otherwise.
-pub const DEFAULT_QUEUE_MAX: usize = 50;
 
 /// A pool of reusable objects with a strict size limit.
 ///
@@ -105,7 +110,9 @@ pub const DEFAULT_QUEUE_MAX: usize = 50;
 /// ```
 pub struct ObjectPool<M: Manager> {
     shared: Arc<PoolShared<M>>,
+    /// The maintainer thread, started when the configuration first needs it.
     maintainer: Mutex<Option<JoinHandle<()>>>,
+    name: String,
 }
 
 /// What the pool, its objects and its maintainer share.
@@ -119,10 +126,15 @@ pub(crate) struct PoolShared<M: Manager> {
     gate: CachePadded<Gate>,
     /// Waiting takers, oldest first.
     waiters: Mutex<WaitQueue<M::Object>>,
-    queue_max: usize,
-    min_idle: usize,
-    /// Present when `min_idle` asks for background refills.
-    refill: Option<Maintenance>,
+    /// The limits and timers, read without locks.
+    config: ArcSwap<PoolConfig>,
+    /// Serialises `reconfigure` calls.
+    reconfiguring: Mutex<()>,
+    clock: PoolClock,
+    /// Wakes the maintainer thread.
+    maintenance: Maintenance,
+    /// Objects alive per generation, for `stale_count`.
+    generations: Mutex<BTreeMap<u64, usize>>,
     counters: CachePadded<Counters>,
     wait_times: Mutex<LatencyHistogram>,
 }
@@ -132,6 +144,18 @@ struct Gate {
     closed: AtomicBool,
     /// The wait queue's length; see the module's `# Protocol`.
     waiting: AtomicUsize,
+    /// Raised by `retire_all`; an object of an older generation is
+    /// destroyed when it comes back.
+    generation: AtomicU64,
+    /// `min_idle`'s value, for takes to know whether to nudge the
+    /// maintainer without loading the configuration.
+    min_idle: AtomicUsize,
+    /// Whether a pop needs the cold path: `min_idle` is set (nudge the
+    /// maintainer) or some object may have a lifetime (check it).
+    after_pop: AtomicBool,
+    /// Set while `max_size` was lowered below the size: returned objects
+    /// are destroyed until the pool fits.
+    oversized: AtomicBool,
 }
 
 /// Slow-path counters; fast-path takes are counted on the idle stacks.
@@ -145,6 +169,11 @@ struct Counters {
     creates: AtomicU64,
     create_failures: AtomicU64,
     destroyed: AtomicU64,
+    reaped: AtomicU64,
+    expired: AtomicU64,
+    /// Stack pops that found an expired object (counted as takes on the
+    /// stack, so subtracted).
+    expired_pops: AtomicU64,
     creating: AtomicUsize,
 }
 
@@ -178,12 +207,87 @@ impl<M: Manager> ObjectPool<M> {
         ObjectPoolBuilder {
             manager,
             max_size: None,
+            soft_limit: None,
             init_size: 0,
             min_idle: 0,
             queue_max: DEFAULT_QUEUE_MAX,
+            idle_timeout: None,
+            max_lifetime: None,
+            lifetime_jitter: Duration::ZERO,
             shards: None,
             name: "sidejob-pool".to_owned(),
         }
+    }
+
+    /// Builds the pool; see [`ObjectPoolBuilder::build`].
+    pub(crate) fn from_builder(
+        manager: M,
+        config: PoolConfig,
+        shards: Option<usize>,
+        init_size: usize,
+        name: String,
+    ) -> Result<ObjectPool<M>, BuildError> {
+        let mut slots = ResourceBuilder::default().capacity(config.max_size);
+        if let Some(shards) = shards {
+            slots = slots.shards(shards);
+        }
+        let slots = slots.build().map_err(rename_capacity)?;
+        let shards = slots.shard_count();
+        let shared = Arc::new(PoolShared {
+            manager,
+            slots,
+            idle: idle_stacks(shards),
+            gate: CachePadded::new(Gate {
+                closed: AtomicBool::new(false),
+                waiting: AtomicUsize::new(0),
+                generation: AtomicU64::new(0),
+                min_idle: AtomicUsize::new(config.min_idle),
+                after_pop: AtomicBool::new(config.min_idle > 0 || config.max_lifetime.is_some()),
+                oversized: AtomicBool::new(false),
+            }),
+            waiters: Mutex::new(WaitQueue::new()),
+            config: ArcSwap::from_pointee(config.clone()),
+            reconfiguring: Mutex::new(()),
+            clock: PoolClock::new(),
+            maintenance: Maintenance::new(),
+            generations: Mutex::new(BTreeMap::new()),
+            counters: CachePadded::new(Counters::default()),
+            wait_times: Mutex::new(LatencyHistogram::new()),
+        });
+        let pool = ObjectPool {
+            shared,
+            maintainer: Mutex::new(None),
+            name,
+        };
+        if init_size > 0 || config.needs_maintainer() {
+            pool.start_maintainer(init_size)?;
+        }
+        Ok(pool)
+    }
+
+    /// Starts the maintainer thread unless it runs already, and waits until
+    /// it has made `init_size` objects.
+    fn start_maintainer(&self, init_size: usize) -> Result<(), BuildError> {
+        let mut maintainer = lock(&self.maintainer);
+        if maintainer.is_some() {
+            return Ok(());
+        }
+        let (started, init_done) = crossbeam_channel::bounded::<()>(0);
+        let body = {
+            let shared = Arc::clone(&self.shared);
+            move || shared.maintain(init_size, started)
+        };
+        let handle =
+            spawn_named(format!("{}-maintainer", self.name), None, body).map_err(|error| {
+                BuildError::new(
+                    "name",
+                    format!("could not start the maintainer thread: {error}"),
+                )
+            })?;
+        // Disconnects once the `init_size` objects exist.
+        let _ = init_done.recv();
+        *maintainer = Some(handle);
+        Ok(())
     }
 
     /// Takes an idle object, the most recently returned first, or makes a new
@@ -219,14 +323,10 @@ impl<M: Manager> ObjectPool<M> {
     #[inline]
     pub fn try_take(&self) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        shared
-            .try_take()
-            .map(|idle| Pooled::new(shared, idle))
-            .inspect_err(|error| {
-                if matches!(error, TakeError::Overload) {
-                    bump(&shared.counters.rejected);
-                }
-            })
+        match shared.pop_idle(shared.home()) {
+            Some(idle) => Ok(Pooled::new(shared, idle)),
+            None => shared.try_take_cold().map(|idle| Pooled::new(shared, idle)),
+        }
     }
 
     /// Takes an object like [`try_take`](Self::try_take), or else waits up to
@@ -432,13 +532,184 @@ impl<M: Manager> ObjectPool<M> {
     pub fn manager(&self) -> &M {
         &self.shared.manager
     }
+
+    /// The pool's limits and timers now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(3).queue_max(7).build()?;
+    /// assert_eq!(pool.config().queue_max, 7);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn config(&self) -> PoolConfig {
+        PoolConfig::clone(&self.shared.config.load())
+    }
+
+    /// Changes the limits and timers while the pool runs: `change` edits a
+    /// copy of the configuration, which replaces the old one if it is valid.
+    ///
+    /// * Raising `max_size` serves waiting takers at once (each makes its
+    ///   object in a new slot).
+    /// * Lowering `max_size` destroys idle objects down to it; objects in use
+    ///   drain as they come back, and no object is made until the pool is
+    ///   below the new size. The bound then holds at the new value.
+    /// * Lowering `queue_max` answers the newest waiters beyond it with
+    ///   [`TakeError::QueueFull`].
+    /// * `min_idle`, `soft_limit`, `idle_timeout` and `max_lifetime` take
+    ///   effect at the maintainer's next round, which is started now (and
+    ///   its thread too, if none ran). A new `max_lifetime` applies to
+    ///   objects made from now on.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the setting, for the combinations
+    /// [`ObjectPoolBuilder::build`] refuses, or if the maintainer thread was
+    /// needed and could not be started. The configuration is then unchanged.
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::destroy`] panics while lowering `max_size`, after every
+    /// idle object above the new size is dealt with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let held = pool.try_take()?;
+    /// assert!(pool.try_take().is_err());
+    /// pool.reconfigure(|config| config.max_size = 2)?;
+    /// let second = pool.try_take()?;
+    /// let err = pool.reconfigure(|config| config.min_idle = 5).unwrap_err();
+    /// assert_eq!(err.setting(), "min_idle");
+    /// # drop((held, second));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reconfigure(&self, change: impl FnOnce(&mut PoolConfig)) -> Result<(), BuildError> {
+        let shared = &*self.shared;
+        let _reconfiguring = lock(&shared.reconfiguring);
+        let old = shared.config.load_full();
+        let mut new = PoolConfig::clone(&old);
+        change(&mut new);
+        new.validate()?;
+        check_capacity(new.max_size, shared.idle.len()).map_err(rename_capacity)?;
+        if new.needs_maintainer() {
+            self.start_maintainer(0)?;
+        }
+        shared.config.store(Arc::new(new.clone()));
+        shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);
+        // Once lifetimes were on, objects with one may remain: keep checking.
+        let lifetimes = new.max_lifetime.is_some() || old.max_lifetime.is_some();
+        if new.min_idle > 0 || lifetimes {
+            shared.gate.after_pop.store(true, Ordering::Relaxed);
+        }
+        if new.queue_max < old.queue_max {
+            let mut queue = lock(&shared.waiters);
+            queue.refuse_beyond(new.queue_max);
+            shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        }
+        let mut panic = None;
+        if new.max_size != old.max_size {
+            shared.slots.set_capacity(new.max_size);
+            if new.max_size > old.max_size {
+                shared.serve_waiters_with_new_slots();
+            } else {
+                shared.gate.oversized.store(true, Ordering::Relaxed);
+                panic = shared.shrink_idle_to(new.max_size);
+            }
+        }
+        shared.maintenance.wake_now();
+        if let Some(panic) = panic {
+            resume_unwind(panic);
+        }
+        Ok(())
+    }
+
+    /// Retires every object that exists now, as a reload does: idle ones are
+    /// destroyed at once, and ones in use when they come back.
+    /// [`stale_count`](Self::stale_count) tells how many are still out.
+    /// Objects made from now on are new.
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::destroy`] panics, after every idle object is dealt with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).init_size(2).build()?;
+    /// let held = pool.try_take()?;
+    /// pool.retire_all();
+    /// assert_eq!(pool.status().idle, 0); // the idle one is gone
+    /// assert_eq!(pool.stale_count(), 1); // the one in use is stale
+    /// drop(held); // destroyed, not kept
+    /// assert_eq!((pool.stale_count(), pool.status().size), (0, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retire_all(&self) {
+        let shared = &*self.shared;
+        shared.gate.generation.fetch_add(1, Ordering::Relaxed);
+        if let Some(panic) = shared.sweep_idle() {
+            resume_unwind(panic);
+        }
+        shared.maintenance.wake_now();
+    }
+
+    /// How many objects made before the last
+    /// [`retire_all`](Self::retire_all) still exist (in use, to be destroyed
+    /// when they come back).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).build()?;
+    /// assert_eq!(pool.stale_count(), 0);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn stale_count(&self) -> usize {
+        let current = self.shared.gate.generation.load(Ordering::Relaxed);
+        lock(&self.shared.generations)
+            .range(..current)
+            .map(|(_, alive)| alive)
+            .sum()
+    }
+}
+
+/// The resource's `capacity` is the pool's `max_size`.
+fn rename_capacity(error: BuildError) -> BuildError {
+    match error.setting() {
+        "capacity" => BuildError::new("max_size", error.reason().to_owned()),
+        _ => error,
+    }
 }
 
 impl<M: Manager> Drop for ObjectPool<M> {
     fn drop(&mut self) {
-        if let Some(refill) = &self.shared.refill {
-            refill.stop();
-        }
+        self.shared.maintenance.stop();
         let maintainer = lock(&self.maintainer).take();
         if let Some(handle) = maintainer {
             if !is_current(&handle) {
@@ -470,20 +741,64 @@ impl<M: Manager> PoolShared<M> {
         home_shard(self.idle.len())
     }
 
-    /// Pops the top of `shard`'s idle stack.
+    /// Pops the top of `shard`'s idle stack, skipping (and destroying)
+    /// objects whose lifetime ran out.
     #[inline]
     fn pop_idle(&self, shard: usize) -> Option<Idle<M::Object>> {
         let mut stack = spin_lock(&self.idle[shard]);
-        let object = stack.objects.pop()?;
+        let idle = stack.entries.pop()?.into_idle(shard);
         stack.takes += 1;
         drop(stack);
-        if let Some(refill) = &self.refill {
-            refill.nudge();
+        if self.gate.after_pop.load(Ordering::Relaxed) {
+            return self.after_pop(idle);
         }
-        Some(Idle {
-            object,
-            slot: shard,
-        })
+        Some(idle)
+    }
+
+    /// The pool keeps `min_idle` objects or has lifetimes: nudges the
+    /// maintainer, and hands the object out only if it has not expired.
+    #[cold]
+    #[inline(never)]
+    fn after_pop(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+        if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
+            self.maintenance.nudge();
+        }
+        if idle.may_expire() {
+            return self.unless_expired(idle);
+        }
+        Some(idle)
+    }
+
+    /// An object with a lifetime was popped: hands it out only if the
+    /// lifetime has not run out, checked against the precise clock.
+    #[cold]
+    #[inline(never)]
+    fn unless_expired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+        if self.clock.precise() < idle.meta.expires {
+            return Some(idle);
+        }
+        let slot = idle.slot;
+        bump(&self.counters.expired_pops);
+        self.expire(idle);
+        self.pop_idle(slot)
+    }
+
+    /// Destroys an object whose lifetime ran out.
+    fn expire(&self, idle: Idle<M::Object>) {
+        bump(&self.counters.expired);
+        // A panicking `destroy` is not this taker's business.
+        let _ = self.destroy(idle);
+    }
+
+    /// [`take_cold`](Self::take_cold) for `try_take`, which counts a refusal.
+    #[cold]
+    #[inline(never)]
+    fn try_take_cold(&self) -> Result<Idle<M::Object>, TakeError<M::Error>> {
+        let taken = self.take_cold();
+        if let Err(TakeError::Overload) = taken {
+            bump(&self.counters.rejected);
+        }
+        taken
     }
 
     /// The home stack's top, or else the cold path.
@@ -548,7 +863,18 @@ impl<M: Manager> PoolShared<M> {
         match made {
             Ok(Ok(object)) => {
                 bump(&counters.creates);
-                Ok(Idle { object, slot })
+                let meta = Box::new(self.birth());
+                let lifetime = if meta.may_expire() {
+                    Lifetime::Expires
+                } else {
+                    Lifetime::Forever
+                };
+                Ok(Idle {
+                    object,
+                    slot,
+                    meta,
+                    lifetime,
+                })
             }
             Ok(Err(error)) => {
                 bump(&counters.create_failures);
@@ -559,6 +885,44 @@ impl<M: Manager> PoolShared<M> {
                 bump(&counters.create_failures);
                 self.free_slot(slot);
                 resume_unwind(panic)
+            }
+        }
+    }
+
+    /// A new object's generation and expiry, and its count in its
+    /// generation.
+    fn birth(&self) -> Meta {
+        let generation = self.gate.generation.load(Ordering::Relaxed);
+        *lock(&self.generations).entry(generation).or_insert(0) += 1;
+        let config = self.config.load();
+        let expires = match config.max_lifetime {
+            None => Meta::NEVER,
+            Some(lifetime) => {
+                let jitter = nanos(config.lifetime_jitter);
+                let shortened = if jitter == 0 {
+                    0
+                } else {
+                    std::collections::hash_map::RandomState::new().hash_one(generation) % jitter
+                };
+                let now = self.clock.precise();
+                now.saturating_add(nanos(lifetime) - shortened)
+            }
+        };
+        Meta {
+            generation,
+            expires,
+            idle_since: 0,
+        }
+    }
+
+    /// An object leaves the pool for good: it no longer counts in its
+    /// generation.
+    fn bury(&self, meta: &Meta) {
+        let mut generations = lock(&self.generations);
+        if let Some(alive) = generations.get_mut(&meta.generation) {
+            *alive -= 1;
+            if *alive == 0 {
+                generations.remove(&meta.generation);
             }
         }
     }
@@ -577,7 +941,7 @@ impl<M: Manager> PoolShared<M> {
         let waiter = queue.push(started.checked_add(timeout));
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
         let found = self.find_free(home);
-        if found.is_some() || queue.len() > self.queue_max {
+        if found.is_some() || queue.len() > self.config.load().queue_max {
             queue.remove(waiter.key());
             self.gate.waiting.store(queue.len(), Ordering::Relaxed);
             drop(queue);
@@ -616,6 +980,10 @@ impl<M: Manager> PoolShared<M> {
             Handoff::Object(idle) => Ok(idle),
             Handoff::Slot(slot) => self.create_for_taker(slot),
             Handoff::Closed => Err(TakeError::Closed),
+            Handoff::QueueFull => {
+                bump(&self.counters.rejected);
+                Err(TakeError::QueueFull)
+            }
             Handoff::Expired => {
                 bump(&self.counters.timeouts);
                 Err(TakeError::Timeout)
@@ -626,19 +994,20 @@ impl<M: Manager> PoolShared<M> {
     /// Takes back a returned object: reused if its holder did not panic and
     /// it passes [`Manager::check`], destroyed otherwise.
     #[inline]
-    pub(crate) fn give_back(&self, idle: Idle<M::Object>) {
+    pub(crate) fn give_back(&self, held: &mut Option<Idle<M::Object>>) {
         if std::thread::panicking() {
-            return self.give_back_from_panic(idle);
+            return self.give_back_from_panic(held);
         }
         // If `check` panics, the guard destroys the object (its slot freed)
-        // as the panic passes through.
-        let mut guard = DestroyOnUnwind {
-            pool: self,
-            idle: Some(idle),
+        // as the panic passes through. The object is checked where it lies.
+        let guard = DestroyOnUnwind { pool: self, held };
+        let Some(idle) = guard.held.as_mut() else {
+            return;
         };
-        let idle = guard.idle.as_mut().expect("the guard holds the object");
         let reusable = self.manager.check(&mut idle.object);
-        let idle = guard.idle.take().expect("the guard holds the object");
+        let Some(idle) = guard.held.take() else {
+            return;
+        };
         if reusable {
             self.put_idle(idle);
         } else {
@@ -650,44 +1019,81 @@ impl<M: Manager> PoolShared<M> {
     /// destroyed. A panicking `destroy` now would abort, so it is contained.
     #[cold]
     #[inline(never)]
-    fn give_back_from_panic(&self, idle: Idle<M::Object>) {
-        let _ = self.destroy(idle);
+    fn give_back_from_panic(&self, held: &mut Option<Idle<M::Object>>) {
+        if let Some(idle) = held.take() {
+            let _ = self.destroy(idle);
+        }
     }
 
     /// Keeps a reusable object: onto its slot's stack, or to a waiter.
+    /// Objects that expired or were retired are destroyed instead.
     #[inline]
-    pub(crate) fn put_idle(&self, idle: Idle<M::Object>) {
+    pub(crate) fn put_idle(&self, mut idle: Idle<M::Object>) {
+        if idle.may_expire() && self.clock.precise() >= idle.meta.expires {
+            return self.expire(idle);
+        }
+        idle.meta.idle_since = self.clock.coarse();
         let mut stack = spin_lock(&self.idle[idle.slot]);
         let gate = &self.gate;
-        if gate.waiting.load(Ordering::Relaxed) == 0 && !gate.closed.load(Ordering::Relaxed) {
-            stack.objects.push(idle.object);
+        if gate.waiting.load(Ordering::Relaxed) == 0
+            && !gate.closed.load(Ordering::Relaxed)
+            && !gate.oversized.load(Ordering::Relaxed)
+            && gate.generation.load(Ordering::Relaxed) == idle.meta.generation
+        {
+            stack.entries.push(Entry {
+                object: idle.object,
+                meta: idle.meta,
+                lifetime: idle.lifetime,
+            });
             return;
         }
         drop(stack);
         self.put_idle_cold(idle);
     }
 
-    /// Takers wait, or the pool is closed.
+    /// Takers wait, or the pool is closed or above its size, or the object
+    /// is stale.
     #[cold]
     #[inline(never)]
     fn put_idle_cold(&self, idle: Idle<M::Object>) {
+        if self.oversized() {
+            self.destroy_or_resume(idle);
+            return;
+        }
         let mut queue = lock(&self.waiters);
-        if self.gate.closed.load(Ordering::Relaxed) {
+        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.meta.generation;
+        if self.gate.closed.load(Ordering::Relaxed) || stale {
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
         let served = queue.serve(Handoff::Object(idle));
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        match served {
-            Ok(()) => bump(&self.counters.direct_takes),
-            // Nobody waits any more. Holding the queue lock, no taker can
-            // register before the push, and `close` cannot sweep before it.
-            Err(Handoff::Object(idle)) => {
-                spin_lock(&self.idle[idle.slot]).objects.push(idle.object)
-            }
+        let idle = match served {
+            Ok(()) => return bump(&self.counters.direct_takes),
+            Err(Handoff::Object(idle)) => idle,
             Err(_) => unreachable!("serve hands back what it was given"),
+        };
+        // Nobody waits any more. Holding the queue lock, no taker can
+        // register before the push. `close` and `retire_all` change their
+        // flag before they sweep this stack, so it is read again under its
+        // lock.
+        let mut stack = spin_lock(&self.idle[idle.slot]);
+        if self.gate.closed.load(Ordering::Relaxed)
+            || self.gate.generation.load(Ordering::Relaxed) != idle.meta.generation
+        {
+            drop(stack);
+            drop(queue);
+            self.destroy_or_resume(idle);
+            return;
         }
+        let mut meta = idle.meta;
+        meta.idle_since = self.clock.coarse();
+        stack.entries.push(Entry {
+            object: idle.object,
+            meta,
+            lifetime: idle.lifetime,
+        });
     }
 
     /// Destroys `idle` and frees its slot; hands back a panic from
@@ -696,9 +1102,12 @@ impl<M: Manager> PoolShared<M> {
         &self,
         idle: Idle<M::Object>,
     ) -> Result<(), Box<dyn std::any::Any + Send>> {
-        let Idle { object, slot } = idle;
+        let Idle {
+            object, slot, meta, ..
+        } = idle;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
         bump(&self.counters.destroyed);
+        self.bury(&meta);
         self.free_slot(slot);
         outcome
     }
@@ -709,6 +1118,17 @@ impl<M: Manager> PoolShared<M> {
         if let Err(panic) = self.destroy(idle) {
             resume_unwind(panic);
         }
+    }
+
+    /// Takes the object out of the pool for good: frees its slot without
+    /// destroying it.
+    pub(crate) fn detach(&self, idle: Idle<M::Object>) -> M::Object {
+        let Idle {
+            object, slot, meta, ..
+        } = idle;
+        self.bury(&meta);
+        self.free_slot(slot);
+        object
     }
 
     /// Frees `slot`: to the oldest waiter, which makes its own object, or
@@ -725,9 +1145,80 @@ impl<M: Manager> PoolShared<M> {
         }
         self.slots.release_slot(slot);
         drop(queue);
-        if let Some(refill) = &self.refill {
-            refill.nudge();
+        if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
+            self.maintenance.nudge();
         }
+    }
+
+    /// Whether the pool holds more objects than `max_size` allows (after it
+    /// was lowered); clears the flag once it fits again. Under the
+    /// reconfiguration lock, so a clear cannot undo a newer shrink's flag.
+    /// Never called with the queue lock held (`reconfigure` takes the two in
+    /// the other order).
+    fn oversized(&self) -> bool {
+        if !self.gate.oversized.load(Ordering::Relaxed) {
+            return false;
+        }
+        let _reconfiguring = lock(&self.reconfiguring);
+        let over = self.slots.usage() > self.slots.capacity();
+        if !over {
+            self.gate.oversized.store(false, Ordering::Relaxed);
+        }
+        over
+    }
+
+    /// `max_size` grew: hands each waiter a new slot while there is room.
+    fn serve_waiters_with_new_slots(&self) {
+        let mut queue = lock(&self.waiters);
+        while queue.len() > 0 {
+            let Ok(slot) = self.slots.admit_from(0) else {
+                break;
+            };
+            if let Err(Handoff::Slot(slot)) = queue.serve(Handoff::Slot(slot)) {
+                self.slots.release_slot(slot);
+            }
+        }
+        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+    }
+
+    /// `max_size` shrank: destroys idle objects until the pool fits it or
+    /// none is idle. Returns the first panic from `destroy`.
+    fn shrink_idle_to(&self, max_size: usize) -> Option<Box<dyn std::any::Any + Send>> {
+        let mut first_panic = None;
+        while self.slots.usage() > max_size {
+            let Some(idle) = self.steal_any() else { break };
+            if let Err(panic) = self.destroy(idle) {
+                first_panic.get_or_insert(panic);
+            }
+        }
+        first_panic
+    }
+
+    /// Any idle object, bottom (longest idle) first, from any stack.
+    fn steal_any(&self) -> Option<Idle<M::Object>> {
+        self.idle.iter().enumerate().find_map(|(slot, stack)| {
+            let mut stack = spin_lock(stack);
+            if stack.entries.is_empty() {
+                return None;
+            }
+            Some(stack.entries.remove(0).into_idle(slot))
+        })
+    }
+
+    /// Destroys every idle object; returns the first panic from `destroy`.
+    /// The caller changed `closed` or the generation first, so nothing is
+    /// pushed onto a stack after its sweep (see `put_idle`).
+    fn sweep_idle(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        let mut first_panic = None;
+        for (slot, stack) in self.idle.iter().enumerate() {
+            let entries = std::mem::take(&mut spin_lock(stack).entries);
+            for entry in entries {
+                if let Err(panic) = self.destroy(entry.into_idle(slot)) {
+                    first_panic.get_or_insert(panic);
+                }
+            }
+        }
+        first_panic
     }
 
     /// Closes the pool; see [`ObjectPool::close`].
@@ -737,16 +1228,7 @@ impl<M: Manager> PoolShared<M> {
         queue.close();
         self.gate.waiting.store(0, Ordering::Relaxed);
         drop(queue);
-        let mut first_panic = None;
-        for (slot, stack) in self.idle.iter().enumerate() {
-            let objects = std::mem::take(&mut spin_lock(stack).objects);
-            for object in objects {
-                if let Err(panic) = self.destroy(Idle { object, slot }) {
-                    first_panic.get_or_insert(panic);
-                }
-            }
-        }
-        if let Some(panic) = first_panic {
+        if let Some(panic) = self.sweep_idle() {
             resume_unwind(panic);
         }
     }
@@ -754,7 +1236,7 @@ impl<M: Manager> PoolShared<M> {
     fn idle_count(&self) -> usize {
         self.idle
             .iter()
-            .map(|stack| spin_lock(stack).objects.len())
+            .map(|stack| spin_lock(stack).entries.len())
             .sum()
     }
 
@@ -777,13 +1259,15 @@ impl<M: Manager> PoolShared<M> {
         let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ObjectPoolStats {
-            takes: stack_takes + read(&counters.direct_takes),
+            takes: stack_takes + read(&counters.direct_takes) - read(&counters.expired_pops),
             waits: read(&counters.waits),
             timeouts: read(&counters.timeouts),
             rejected: read(&counters.rejected),
             creates: read(&counters.creates),
             create_failures: read(&counters.create_failures),
             destroyed: read(&counters.destroyed),
+            reaped: read(&counters.reaped),
+            expired: read(&counters.expired),
             wait: lock(&self.wait_times).summary(),
         }
     }
@@ -807,12 +1291,62 @@ impl<M: Manager> PoolShared<M> {
     }
 
     /// Tops the idle objects up to `min_idle`, stopping at the first failure
-    /// (the next tick retries).
+    /// (the next round retries).
     fn refill(&self) {
-        while self.idle_count() + self.counters.creating.load(Ordering::Relaxed) < self.min_idle {
-            if !self.create_idle() {
-                break;
+        loop {
+            let min_idle = self.config.load().min_idle;
+            let ready = self.idle_count() + self.counters.creating.load(Ordering::Relaxed);
+            if ready >= min_idle || !self.create_idle() {
+                return;
             }
+        }
+    }
+
+    /// Destroys idle objects whose lifetime ran out, and objects idle longer
+    /// than `idle_timeout` while the pool is above `soft_limit` and
+    /// `min_idle`, longest idle first. Never touches an object in use.
+    fn reap(&self) {
+        let config = self.config.load();
+        if config.idle_timeout.is_none() && config.max_lifetime.is_none() {
+            return;
+        }
+        let now = self.clock.tick();
+        // A stamp can be one interval early (see `pool_clock.rs`).
+        let idle_limit = config
+            .idle_timeout
+            .map(|timeout| nanos(timeout).saturating_add(nanos(config.maintenance_interval())));
+        let size = self.slots.usage();
+        let mut budget = match idle_limit {
+            Some(_) => size
+                .saturating_sub(config.soft_limit.unwrap_or(config.max_size))
+                .min(self.idle_count().saturating_sub(config.min_idle)),
+            None => 0,
+        };
+        let (mut expired, mut reaped) = (Vec::new(), Vec::new());
+        for (slot, stack) in self.idle.iter().enumerate() {
+            let mut stack = spin_lock(stack);
+            // Bottom first: the longest idle.
+            let entries = std::mem::take(&mut stack.entries);
+            for entry in entries {
+                let meta = *entry.meta;
+                if meta.may_expire() && now >= meta.expires {
+                    expired.push(entry.into_idle(slot));
+                } else if budget > 0
+                    && idle_limit.is_some_and(|limit| now.saturating_sub(meta.idle_since) > limit)
+                {
+                    budget -= 1;
+                    reaped.push(entry.into_idle(slot));
+                } else {
+                    stack.entries.push(entry);
+                }
+            }
+        }
+        for idle in expired {
+            self.expire(idle);
+        }
+        for idle in reaped {
+            bump(&self.counters.reaped);
+            let _ = self.destroy(idle);
         }
     }
 
@@ -823,362 +1357,36 @@ impl<M: Manager> PoolShared<M> {
             let _ = catch_unwind(AssertUnwindSafe(|| self.create_idle()));
         }
         drop(started);
-        let Some(refill) = &self.refill else { return };
         loop {
-            let _ = catch_unwind(AssertUnwindSafe(|| self.refill()));
-            if refill.wait() == Wake::Stop {
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                self.reap();
+                self.refill();
+            }));
+            let interval = self.config.load().maintenance_interval();
+            if self.maintenance.wait(interval) == Wake::Stop {
                 return;
             }
         }
     }
 }
 
+/// A duration in nanoseconds, saturating.
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// Destroys the object it still holds when dropped, which happens only when
 /// [`Manager::check`] panics.
 struct DestroyOnUnwind<'a, M: Manager> {
     pool: &'a PoolShared<M>,
-    idle: Option<Idle<M::Object>>,
+    held: &'a mut Option<Idle<M::Object>>,
 }
 
 impl<M: Manager> Drop for DestroyOnUnwind<'_, M> {
     fn drop(&mut self) {
-        if let Some(idle) = self.idle.take() {
+        if let Some(idle) = self.held.take() {
             // Already unwinding: a second panic from `destroy` is contained.
             let _ = self.pool.destroy(idle);
         }
     }
-}
-
-/// Configures an [`ObjectPool`]; made by [`ObjectPool::builder`].
-///
-/// # Examples
-///
-/// ```
-/// # struct Conns;
-/// # impl sidejob::Manager for Conns {
-/// #     type Object = u8;
-/// #     type Error = std::io::Error;
-/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-/// # }
-/// let err = sidejob::ObjectPool::builder(Conns).max_size(2).min_idle(3).build().unwrap_err();
-/// assert_eq!(err.setting(), "min_idle");
-/// ```
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ObjectPoolBuilder<M> {
-    manager: M,
-    max_size: Option<usize>,
-    init_size: usize,
-    min_idle: usize,
-    queue_max: usize,
-    shards: Option<usize>,
-    name: String,
-}
-
-impl<M> fmt::Debug for ObjectPoolBuilder<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ObjectPoolBuilder")
-            .field("max_size", &self.max_size)
-            .field("init_size", &self.init_size)
-            .field("min_idle", &self.min_idle)
-            .field("queue_max", &self.queue_max)
-            .field("shards", &self.shards)
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<M: Manager> ObjectPoolBuilder<M> {
-    /// The most objects that exist at once: idle, in use and being made.
-    /// Required, and at least 1.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let err = sidejob::ObjectPool::builder(Conns).max_size(0).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "invalid setting `max_size`: must be at least 1");
-    /// ```
-    pub fn max_size(mut self, max_size: usize) -> Self {
-        self.max_size = Some(max_size);
-        self
-    }
-
-    /// Objects made before [`build`](Self::build) returns (by the
-    /// maintainer thread, which `build` waits for). Default 0; at most
-    /// `max_size`. A failed creation is counted in
-    /// [`ObjectPoolStats::create_failures`] and does not fail the build:
-    /// the pool starts smaller and makes objects on demand.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).init_size(3).build()?;
-    /// assert_eq!(pool.status().idle, 3);
-    /// # Ok::<(), sidejob::BuildError>(())
-    /// ```
-    pub fn init_size(mut self, init_size: usize) -> Self {
-        self.init_size = init_size;
-        self
-    }
-
-    /// Idle objects kept ready: whenever fewer are idle (or being made), the
-    /// maintainer thread makes more, while the pool is below `max_size`.
-    /// Default 0 (no background creation); at most `max_size`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).min_idle(1).build()?;
-    /// let taken = pool.try_take()?; // the background thread makes another
-    /// # drop(taken);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn min_idle(mut self, min_idle: usize) -> Self {
-        self.min_idle = min_idle;
-        self
-    }
-
-    /// How many takers may wait at once; the next one gets
-    /// [`TakeError::QueueFull`] at once. Default [`DEFAULT_QUEUE_MAX`]; 0
-    /// makes [`ObjectPool::take`] never wait.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).queue_max(0).build()?;
-    /// let _held = pool.try_take()?;
-    /// let refused = pool.take(Duration::from_secs(30)).unwrap_err();
-    /// assert!(matches!(refused, sidejob::TakeError::QueueFull));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn queue_max(mut self, queue_max: usize) -> Self {
-        self.queue_max = queue_max;
-        self
-    }
-
-    /// The number of shards: idle stacks and slot shards. From 1 to
-    /// [`MAX_SHARDS`](crate::MAX_SHARDS); default: the number of CPUs.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let err = sidejob::ObjectPool::builder(Conns).max_size(4).shards(0).build().unwrap_err();
-    /// assert_eq!(err.setting(), "shards");
-    /// ```
-    pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
-        self
-    }
-
-    /// The maintainer thread's name. Default `sidejob-pool`; the thread is
-    /// called `<name>-maintainer`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).min_idle(1).name("db").build()?;
-    /// # drop(pool);
-    /// # Ok::<(), sidejob::BuildError>(())
-    /// ```
-    pub fn name(mut self, name: &str) -> Self {
-        self.name = name.to_owned();
-        self
-    }
-
-    /// Builds the pool, making `init_size` objects first.
-    ///
-    /// # Errors
-    ///
-    /// A [`BuildError`] naming the setting when `max_size` is unset or 0,
-    /// `init_size` or `min_idle` is above `max_size`, `shards` is 0 or above
-    /// [`MAX_SHARDS`](crate::MAX_SHARDS), or the maintainer thread could not
-    /// be started (named `name`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let err = sidejob::ObjectPool::builder(Conns).max_size(2).init_size(3).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
-    /// ```
-    pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
-        let max_size = self
-            .max_size
-            .ok_or_else(|| BuildError::new("max_size", "must be set"))?;
-        if max_size == 0 {
-            return Err(BuildError::new("max_size", "must be at least 1"));
-        }
-        for (setting, value) in [("init_size", self.init_size), ("min_idle", self.min_idle)] {
-            if value > max_size {
-                return Err(BuildError::new(
-                    setting,
-                    format!("{value} is above `max_size` ({max_size})"),
-                ));
-            }
-        }
-        let mut slots = ResourceBuilder::default().capacity(max_size);
-        if let Some(shards) = self.shards {
-            slots = slots.shards(shards);
-        }
-        let slots = slots.build().map_err(|error| match error.setting() {
-            "capacity" => BuildError::new("max_size", error.reason().to_owned()),
-            _ => error,
-        })?;
-        let shards = slots.shard_count();
-        let shared = Arc::new(PoolShared {
-            manager: self.manager,
-            slots,
-            idle: idle_stacks(shards),
-            gate: CachePadded::new(Gate {
-                closed: AtomicBool::new(false),
-                waiting: AtomicUsize::new(0),
-            }),
-            waiters: Mutex::new(WaitQueue::new()),
-            queue_max: self.queue_max,
-            min_idle: self.min_idle,
-            refill: (self.min_idle > 0).then(Maintenance::new),
-            counters: CachePadded::new(Counters::default()),
-            wait_times: Mutex::new(LatencyHistogram::new()),
-        });
-        let mut maintainer = None;
-        if self.init_size > 0 || self.min_idle > 0 {
-            let (started, init_done) = crossbeam_channel::bounded::<()>(0);
-            let body = {
-                let shared = Arc::clone(&shared);
-                let init_size = self.init_size;
-                move || shared.maintain(init_size, started)
-            };
-            let handle =
-                spawn_named(format!("{}-maintainer", self.name), None, body).map_err(|error| {
-                    BuildError::new(
-                        "name",
-                        format!("could not start the maintainer thread: {error}"),
-                    )
-                })?;
-            // Disconnects once the `init_size` objects exist.
-            let _ = init_done.recv();
-            maintainer = Some(handle);
-        }
-        Ok(ObjectPool {
-            shared,
-            maintainer: Mutex::new(maintainer),
-        })
-    }
-}
-
-/// A snapshot of an [`ObjectPool`]'s size, from [`ObjectPool::status`].
-///
-/// # Examples
-///
-/// ```
-/// # struct Conns;
-/// # impl sidejob::Manager for Conns {
-/// #     type Object = u8;
-/// #     type Error = std::io::Error;
-/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-/// # }
-/// let pool = sidejob::ObjectPool::builder(Conns).max_size(3).build()?;
-/// let status = pool.status();
-/// assert_eq!((status.max_size, status.size), (3, 0));
-/// # Ok::<(), sidejob::BuildError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PoolStatus {
-    /// The size limit.
-    pub max_size: usize,
-    /// Objects that exist or are being made: `idle + in_use + creating`.
-    pub size: usize,
-    /// Objects ready to be taken.
-    pub idle: usize,
-    /// Objects taken and not yet returned.
-    pub in_use: usize,
-    /// Objects being made.
-    pub creating: usize,
-    /// Takers waiting in [`ObjectPool::take`].
-    pub waiting: usize,
-}
-
-/// An [`ObjectPool`]'s counters, from [`ObjectPool::stats`].
-///
-/// # Examples
-///
-/// ```
-/// # struct Conns;
-/// # impl sidejob::Manager for Conns {
-/// #     type Object = u8;
-/// #     type Error = std::io::Error;
-/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-/// # }
-/// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
-/// let held = pool.try_take()?;
-/// assert!(pool.try_take().is_err());
-/// sidejob::Pooled::fail(held);
-/// let stats = pool.stats();
-/// assert_eq!((stats.takes, stats.rejected, stats.destroyed), (1, 1, 1));
-/// assert_eq!(stats.wait.count, 0);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ObjectPoolStats {
-    /// Objects handed to takers.
-    pub takes: u64,
-    /// Takers that joined the wait queue.
-    pub waits: u64,
-    /// Waiters whose timeout ran out.
-    pub timeouts: u64,
-    /// Takes refused at once: [`TakeError::Overload`] and
-    /// [`TakeError::QueueFull`].
-    pub rejected: u64,
-    /// Objects made.
-    pub creates: u64,
-    /// Creations that failed (or panicked).
-    pub create_failures: u64,
-    /// Objects destroyed: failed checks, [`Pooled::fail`], panicking
-    /// holders, and the pool closing.
-    pub destroyed: u64,
-    /// How long waiters waited, whatever the outcome.
-    pub wait: LatencyStats,
 }

@@ -103,9 +103,7 @@ impl<'a, M: Manager> Pooled<'a, M> {
     /// ```
     pub fn detach(this: Self) -> M::Object {
         let pool = this.pool;
-        let Idle { object, slot } = Self::into_idle(this);
-        pool.free_slot(slot);
-        object
+        pool.detach(Self::into_idle(this))
     }
 }
 
@@ -136,9 +134,7 @@ impl<M: Manager> DerefMut for Pooled<'_, M> {
 impl<M: Manager> Drop for Pooled<'_, M> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(idle) = self.idle.take() {
-            self.pool.give_back(idle);
-        }
+        self.pool.give_back(&mut self.idle);
     }
 }
 

@@ -542,7 +542,7 @@ impl fmt::Debug for Resource {
     }
 }
 
-fn check_capacity(capacity: usize, shards: usize) -> Result<(), BuildError> {
+pub(crate) fn check_capacity(capacity: usize, shards: usize) -> Result<(), BuildError> {
     let max = (shards as u64).saturating_mul(MAX_SHARD_LIMIT);
     if capacity as u64 > max {
         return Err(BuildError::new(

@@ -27,6 +27,8 @@ pub(crate) enum Handoff<O> {
     Slot(usize),
     /// The pool closed.
     Closed,
+    /// `queue_max` was lowered below this waiter's place in the queue.
+    QueueFull,
     /// Its deadline passed before anything came free.
     Expired,
 }
@@ -148,6 +150,16 @@ impl<O> WaitQueue<O> {
             }
         }
         Err(handoff)
+    }
+
+    /// Answers the newest waiters beyond the first `queue_max` with
+    /// `QueueFull`.
+    pub(crate) fn refuse_beyond(&mut self, queue_max: usize) {
+        while self.waiters.len() > queue_max {
+            if let Some(waiter) = self.waiters.pop_back() {
+                waiter.fill(Handoff::QueueFull);
+            }
+        }
     }
 
     /// Tells every waiter the pool closed.
