@@ -62,10 +62,11 @@ pub(crate) enum Lifetime {
 pub(crate) struct Idle<O> {
     /// The object itself.
     pub(crate) object: O,
-    /// The resource shard whose slot counts this object in `size`.
-    pub(crate) slot: usize,
     /// Its generation, expiry and idle time.
     pub(crate) meta: Box<Meta>,
+    /// The resource shard whose slot counts this object in `size` (below
+    /// `MAX_SHARDS`, so 32 bits hold it and the lifetime shares its word).
+    pub(crate) slot: u32,
     /// Whether it expires.
     pub(crate) lifetime: Lifetime,
 }
@@ -94,7 +95,7 @@ impl<O> Entry<O> {
     pub(crate) fn into_idle(self, slot: usize) -> Idle<O> {
         Idle {
             object: self.object,
-            slot,
+            slot: slot as u32,
             meta: self.meta,
             lifetime: self.lifetime,
         }

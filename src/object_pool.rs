@@ -780,7 +780,7 @@ impl<M: Manager> PoolShared<M> {
         let slot = idle.slot;
         bump(&self.counters.expired_pops);
         self.expire(idle);
-        self.pop_idle(slot)
+        self.pop_idle(slot as usize)
     }
 
     /// Destroys an object whose lifetime ran out.
@@ -871,7 +871,7 @@ impl<M: Manager> PoolShared<M> {
                 };
                 Ok(Idle {
                     object,
-                    slot,
+                    slot: slot as u32,
                     meta,
                     lifetime,
                 })
@@ -1033,7 +1033,7 @@ impl<M: Manager> PoolShared<M> {
             return self.expire(idle);
         }
         idle.meta.idle_since = self.clock.coarse();
-        let mut stack = spin_lock(&self.idle[idle.slot]);
+        let mut stack = spin_lock(&self.idle[idle.slot as usize]);
         let gate = &self.gate;
         if gate.waiting.load(Ordering::Relaxed) == 0
             && !gate.closed.load(Ordering::Relaxed)
@@ -1078,7 +1078,7 @@ impl<M: Manager> PoolShared<M> {
         // register before the push. `close` and `retire_all` change their
         // flag before they sweep this stack, so it is read again under its
         // lock.
-        let mut stack = spin_lock(&self.idle[idle.slot]);
+        let mut stack = spin_lock(&self.idle[idle.slot as usize]);
         if self.gate.closed.load(Ordering::Relaxed)
             || self.gate.generation.load(Ordering::Relaxed) != idle.meta.generation
         {
@@ -1108,7 +1108,7 @@ impl<M: Manager> PoolShared<M> {
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
         bump(&self.counters.destroyed);
         self.bury(&meta);
-        self.free_slot(slot);
+        self.free_slot(slot as usize);
         outcome
     }
 
@@ -1127,7 +1127,7 @@ impl<M: Manager> PoolShared<M> {
             object, slot, meta, ..
         } = idle;
         self.bury(&meta);
-        self.free_slot(slot);
+        self.free_slot(slot as usize);
         object
     }
 
