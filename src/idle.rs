@@ -12,12 +12,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::SpinLock;
 
-/// An object's generation (see `retire_all`), expiry and idle time.
-///
-/// Boxed, once per object at its creation, so that an object in use is its
-/// object plus two words (`Option<Idle<O>>` needs no tag: the box is never
-/// null), which the fast path moves in registers; reading it on a return is
-/// one load from a line the object's last return wrote.
+/// An object's generation (see `retire_all`) and expiry, kept only for
+/// objects that need it: one made after a `retire_all`, or with a lifetime.
+/// Every other object is of generation 0 and never expires, and carries
+/// `None`, so an object in use stays its object plus two words, all of
+/// which the fast path moves in whole words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Meta {
     /// The pool's generation when the object was made.
@@ -25,36 +24,21 @@ pub(crate) struct Meta {
     /// When its lifetime runs out, in pool-clock nanoseconds;
     /// [`Meta::NEVER`] for no lifetime.
     pub(crate) expires: u64,
-    /// When it was last returned (coarse pool-clock nanoseconds).
-    pub(crate) idle_since: u64,
 }
 
 impl Meta {
     /// No expiry.
     pub(crate) const NEVER: u64 = u64::MAX;
 
-    /// Whether the object has a lifetime at all (most have none, and skip
-    /// reading the clock).
-    #[inline]
-    pub(crate) fn may_expire(&self) -> bool {
-        self.expires != Meta::NEVER
+    /// The meta an object needs, if any.
+    pub(crate) fn boxed(generation: u64, expires: u64) -> Option<Box<Meta>> {
+        (generation != 0 || expires != Meta::NEVER).then(|| {
+            Box::new(Meta {
+                generation,
+                expires,
+            })
+        })
     }
-}
-
-/// Whether an object has a lifetime, kept beside it so that the fast path
-/// need not read its [`Meta`].
-///
-/// Its unused byte values also give `Result<Pooled, TakeError>` room for its
-/// discriminant. Without them, `Option<Idle>` folds into the box pointer and
-/// the result grows a separate tag byte; the benchmark's take then paid
-/// store-forwarding stalls moving it, 30 ns instead of 8.5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Lifetime {
-    /// The object never expires.
-    Forever,
-    /// The object expires at `Meta::expires`.
-    Expires,
 }
 
 /// An object that exists in the pool, with the slot that counts it.
@@ -62,31 +46,40 @@ pub(crate) enum Lifetime {
 pub(crate) struct Idle<O> {
     /// The object itself.
     pub(crate) object: O,
-    /// Its generation, expiry and idle time.
-    pub(crate) meta: Box<Meta>,
-    /// The resource shard whose slot counts this object in `size` (below
-    /// `MAX_SHARDS`, so 32 bits hold it and the lifetime shares its word).
-    pub(crate) slot: u32,
-    /// Whether it expires.
-    pub(crate) lifetime: Lifetime,
+    /// The resource shard whose slot counts this object in `size`.
+    pub(crate) slot: usize,
+    /// Its generation and expiry, if not 0 and never.
+    pub(crate) meta: Option<Box<Meta>>,
 }
 
 impl<O> Idle<O> {
+    /// The pool's generation when the object was made.
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.meta.as_ref().map_or(0, |meta| meta.generation)
+    }
+
+    /// When its lifetime runs out.
+    #[inline]
+    pub(crate) fn expires(&self) -> u64 {
+        self.meta.as_ref().map_or(Meta::NEVER, |meta| meta.expires)
+    }
+
     /// Whether the object has a lifetime at all (most have none, and skip
     /// reading the clock).
     #[inline]
     pub(crate) fn may_expire(&self) -> bool {
-        self.lifetime == Lifetime::Expires
+        self.expires() != Meta::NEVER
     }
 }
 
-/// One entry of a stack: the object and its meta (its slot is the stack's
-/// shard).
+/// One entry of a stack: the object, its meta, and when it was returned
+/// (coarse pool-clock nanoseconds). Its slot is the stack's shard.
 #[derive(Debug)]
 pub(crate) struct Entry<O> {
     pub(crate) object: O,
-    pub(crate) meta: Box<Meta>,
-    pub(crate) lifetime: Lifetime,
+    pub(crate) meta: Option<Box<Meta>>,
+    pub(crate) idle_since: u64,
 }
 
 impl<O> Entry<O> {
@@ -95,10 +88,14 @@ impl<O> Entry<O> {
     pub(crate) fn into_idle(self, slot: usize) -> Idle<O> {
         Idle {
             object: self.object,
-            slot: slot as u32,
+            slot,
             meta: self.meta,
-            lifetime: self.lifetime,
         }
+    }
+
+    /// When its lifetime runs out.
+    pub(crate) fn expires(&self) -> u64 {
+        self.meta.as_ref().map_or(Meta::NEVER, |meta| meta.expires)
     }
 }
 

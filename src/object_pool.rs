@@ -58,7 +58,7 @@ use arc_swap::ArcSwap;
 
 use crate::error::{BuildError, TakeError};
 use crate::home::home_shard;
-use crate::idle::{idle_stacks, Entry, Idle, IdleStacks, Lifetime, Meta};
+use crate::idle::{idle_stacks, Entry, Idle, IdleStacks, Meta};
 use crate::latency::LatencyHistogram;
 use crate::maintainer::{Maintenance, Wake};
 use crate::manager::Manager;
@@ -774,13 +774,13 @@ impl<M: Manager> PoolShared<M> {
     #[cold]
     #[inline(never)]
     fn unless_expired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
-        if self.clock.precise() < idle.meta.expires {
+        if self.clock.precise() < idle.expires() {
             return Some(idle);
         }
         let slot = idle.slot;
         bump(&self.counters.expired_pops);
         self.expire(idle);
-        self.pop_idle(slot as usize)
+        self.pop_idle(slot)
     }
 
     /// Destroys an object whose lifetime ran out.
@@ -863,18 +863,8 @@ impl<M: Manager> PoolShared<M> {
         match made {
             Ok(Ok(object)) => {
                 bump(&counters.creates);
-                let meta = Box::new(self.birth());
-                let lifetime = if meta.may_expire() {
-                    Lifetime::Expires
-                } else {
-                    Lifetime::Forever
-                };
-                Ok(Idle {
-                    object,
-                    slot: slot as u32,
-                    meta,
-                    lifetime,
-                })
+                let meta = self.birth();
+                Ok(Idle { object, slot, meta })
             }
             Ok(Err(error)) => {
                 bump(&counters.create_failures);
@@ -891,7 +881,7 @@ impl<M: Manager> PoolShared<M> {
 
     /// A new object's generation and expiry, and its count in its
     /// generation.
-    fn birth(&self) -> Meta {
+    fn birth(&self) -> Option<Box<Meta>> {
         let generation = self.gate.generation.load(Ordering::Relaxed);
         *lock(&self.generations).entry(generation).or_insert(0) += 1;
         let config = self.config.load();
@@ -908,21 +898,17 @@ impl<M: Manager> PoolShared<M> {
                 now.saturating_add(nanos(lifetime) - shortened)
             }
         };
-        Meta {
-            generation,
-            expires,
-            idle_since: 0,
-        }
+        Meta::boxed(generation, expires)
     }
 
     /// An object leaves the pool for good: it no longer counts in its
     /// generation.
-    fn bury(&self, meta: &Meta) {
+    fn bury(&self, generation: u64) {
         let mut generations = lock(&self.generations);
-        if let Some(alive) = generations.get_mut(&meta.generation) {
+        if let Some(alive) = generations.get_mut(&generation) {
             *alive -= 1;
             if *alive == 0 {
-                generations.remove(&meta.generation);
+                generations.remove(&generation);
             }
         }
     }
@@ -1029,21 +1015,21 @@ impl<M: Manager> PoolShared<M> {
     /// Objects that expired or were retired are destroyed instead.
     #[inline]
     pub(crate) fn put_idle(&self, mut idle: Idle<M::Object>) {
-        if idle.may_expire() && self.clock.precise() >= idle.meta.expires {
+        if idle.may_expire() && self.clock.precise() >= idle.expires() {
             return self.expire(idle);
         }
-        idle.meta.idle_since = self.clock.coarse();
-        let mut stack = spin_lock(&self.idle[idle.slot as usize]);
+        let idle_since = self.clock.coarse();
+        let mut stack = spin_lock(&self.idle[idle.slot]);
         let gate = &self.gate;
         if gate.waiting.load(Ordering::Relaxed) == 0
             && !gate.closed.load(Ordering::Relaxed)
             && !gate.oversized.load(Ordering::Relaxed)
-            && gate.generation.load(Ordering::Relaxed) == idle.meta.generation
+            && gate.generation.load(Ordering::Relaxed) == idle.generation()
         {
             stack.entries.push(Entry {
                 object: idle.object,
                 meta: idle.meta,
-                lifetime: idle.lifetime,
+                idle_since,
             });
             return;
         }
@@ -1061,7 +1047,7 @@ impl<M: Manager> PoolShared<M> {
             return;
         }
         let mut queue = lock(&self.waiters);
-        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.meta.generation;
+        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.generation();
         if self.gate.closed.load(Ordering::Relaxed) || stale {
             drop(queue);
             self.destroy_or_resume(idle);
@@ -1078,21 +1064,19 @@ impl<M: Manager> PoolShared<M> {
         // register before the push. `close` and `retire_all` change their
         // flag before they sweep this stack, so it is read again under its
         // lock.
-        let mut stack = spin_lock(&self.idle[idle.slot as usize]);
+        let mut stack = spin_lock(&self.idle[idle.slot]);
         if self.gate.closed.load(Ordering::Relaxed)
-            || self.gate.generation.load(Ordering::Relaxed) != idle.meta.generation
+            || self.gate.generation.load(Ordering::Relaxed) != idle.generation()
         {
             drop(stack);
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
-        let mut meta = idle.meta;
-        meta.idle_since = self.clock.coarse();
         stack.entries.push(Entry {
             object: idle.object,
-            meta,
-            lifetime: idle.lifetime,
+            meta: idle.meta,
+            idle_since: self.clock.coarse(),
         });
     }
 
@@ -1102,13 +1086,12 @@ impl<M: Manager> PoolShared<M> {
         &self,
         idle: Idle<M::Object>,
     ) -> Result<(), Box<dyn std::any::Any + Send>> {
-        let Idle {
-            object, slot, meta, ..
-        } = idle;
+        let generation = idle.generation();
+        let Idle { object, slot, .. } = idle;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
         bump(&self.counters.destroyed);
-        self.bury(&meta);
-        self.free_slot(slot as usize);
+        self.bury(generation);
+        self.free_slot(slot);
         outcome
     }
 
@@ -1123,11 +1106,10 @@ impl<M: Manager> PoolShared<M> {
     /// Takes the object out of the pool for good: frees its slot without
     /// destroying it.
     pub(crate) fn detach(&self, idle: Idle<M::Object>) -> M::Object {
-        let Idle {
-            object, slot, meta, ..
-        } = idle;
-        self.bury(&meta);
-        self.free_slot(slot as usize);
+        let generation = idle.generation();
+        let Idle { object, slot, .. } = idle;
+        self.bury(generation);
+        self.free_slot(slot);
         object
     }
 
@@ -1328,11 +1310,10 @@ impl<M: Manager> PoolShared<M> {
             // Bottom first: the longest idle.
             let entries = std::mem::take(&mut stack.entries);
             for entry in entries {
-                let meta = *entry.meta;
-                if meta.may_expire() && now >= meta.expires {
+                if now >= entry.expires() {
                     expired.push(entry.into_idle(slot));
                 } else if budget > 0
-                    && idle_limit.is_some_and(|limit| now.saturating_sub(meta.idle_since) > limit)
+                    && idle_limit.is_some_and(|limit| now.saturating_sub(entry.idle_since) > limit)
                 {
                     budget -= 1;
                     reaped.push(entry.into_idle(slot));
