@@ -58,7 +58,7 @@ use arc_swap::ArcSwap;
 
 use crate::error::{BuildError, TakeError};
 use crate::home::home_shard;
-use crate::idle::{idle_stacks, Entry, Idle, IdleStacks, Meta};
+use crate::idle::{idle_stacks, Idle, IdleStacks, Member};
 use crate::latency::LatencyHistogram;
 use crate::maintainer::{Maintenance, Wake};
 use crate::manager::Manager;
@@ -746,7 +746,7 @@ impl<M: Manager> PoolShared<M> {
     #[inline]
     fn pop_idle(&self, shard: usize) -> Option<Idle<M::Object>> {
         let mut stack = spin_lock(&self.idle[shard]);
-        let idle = stack.entries.pop()?.into_idle(shard);
+        let idle = stack.members.pop()?;
         stack.takes += 1;
         drop(stack);
         if self.gate.after_pop.load(Ordering::Relaxed) {
@@ -774,7 +774,7 @@ impl<M: Manager> PoolShared<M> {
     #[cold]
     #[inline(never)]
     fn unless_expired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
-        if self.clock.precise() < idle.expires() {
+        if self.clock.precise() < idle.expires {
             return Some(idle);
         }
         let slot = idle.slot;
@@ -863,8 +863,14 @@ impl<M: Manager> PoolShared<M> {
         match made {
             Ok(Ok(object)) => {
                 bump(&counters.creates);
-                let meta = self.birth();
-                Ok(Idle { object, slot, meta })
+                let (generation, expires) = self.birth();
+                Ok(Box::new(Member {
+                    object,
+                    slot,
+                    generation,
+                    expires,
+                    idle_since: 0,
+                }))
             }
             Ok(Err(error)) => {
                 bump(&counters.create_failures);
@@ -881,12 +887,12 @@ impl<M: Manager> PoolShared<M> {
 
     /// A new object's generation and expiry, and its count in its
     /// generation.
-    fn birth(&self) -> Option<Box<Meta>> {
+    fn birth(&self) -> (u64, u64) {
         let generation = self.gate.generation.load(Ordering::Relaxed);
         *lock(&self.generations).entry(generation).or_insert(0) += 1;
         let config = self.config.load();
         let expires = match config.max_lifetime {
-            None => Meta::NEVER,
+            None => Member::<M::Object>::NEVER,
             Some(lifetime) => {
                 let jitter = nanos(config.lifetime_jitter);
                 let shortened = if jitter == 0 {
@@ -898,7 +904,7 @@ impl<M: Manager> PoolShared<M> {
                 now.saturating_add(nanos(lifetime) - shortened)
             }
         };
-        Meta::boxed(generation, expires)
+        (generation, expires)
     }
 
     /// An object leaves the pool for good: it no longer counts in its
@@ -1015,22 +1021,18 @@ impl<M: Manager> PoolShared<M> {
     /// Objects that expired or were retired are destroyed instead.
     #[inline]
     pub(crate) fn put_idle(&self, mut idle: Idle<M::Object>) {
-        if idle.may_expire() && self.clock.precise() >= idle.expires() {
+        if idle.may_expire() && self.clock.precise() >= idle.expires {
             return self.expire(idle);
         }
-        let idle_since = self.clock.coarse();
+        idle.idle_since = self.clock.coarse();
         let mut stack = spin_lock(&self.idle[idle.slot]);
         let gate = &self.gate;
         if gate.waiting.load(Ordering::Relaxed) == 0
             && !gate.closed.load(Ordering::Relaxed)
             && !gate.oversized.load(Ordering::Relaxed)
-            && gate.generation.load(Ordering::Relaxed) == idle.generation()
+            && gate.generation.load(Ordering::Relaxed) == idle.generation
         {
-            stack.entries.push(Entry {
-                object: idle.object,
-                meta: idle.meta,
-                idle_since,
-            });
+            stack.members.push(idle);
             return;
         }
         drop(stack);
@@ -1047,7 +1049,7 @@ impl<M: Manager> PoolShared<M> {
             return;
         }
         let mut queue = lock(&self.waiters);
-        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.generation();
+        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.generation;
         if self.gate.closed.load(Ordering::Relaxed) || stale {
             drop(queue);
             self.destroy_or_resume(idle);
@@ -1055,7 +1057,7 @@ impl<M: Manager> PoolShared<M> {
         }
         let served = queue.serve(Handoff::Object(idle));
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        let idle = match served {
+        let mut idle = match served {
             Ok(()) => return bump(&self.counters.direct_takes),
             Err(Handoff::Object(idle)) => idle,
             Err(_) => unreachable!("serve hands back what it was given"),
@@ -1066,18 +1068,15 @@ impl<M: Manager> PoolShared<M> {
         // lock.
         let mut stack = spin_lock(&self.idle[idle.slot]);
         if self.gate.closed.load(Ordering::Relaxed)
-            || self.gate.generation.load(Ordering::Relaxed) != idle.generation()
+            || self.gate.generation.load(Ordering::Relaxed) != idle.generation
         {
             drop(stack);
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
-        stack.entries.push(Entry {
-            object: idle.object,
-            meta: idle.meta,
-            idle_since: self.clock.coarse(),
-        });
+        idle.idle_since = self.clock.coarse();
+        stack.members.push(idle);
     }
 
     /// Destroys `idle` and frees its slot; hands back a panic from
@@ -1086,8 +1085,12 @@ impl<M: Manager> PoolShared<M> {
         &self,
         idle: Idle<M::Object>,
     ) -> Result<(), Box<dyn std::any::Any + Send>> {
-        let generation = idle.generation();
-        let Idle { object, slot, .. } = idle;
+        let Member {
+            object,
+            slot,
+            generation,
+            ..
+        } = *idle;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
         bump(&self.counters.destroyed);
         self.bury(generation);
@@ -1106,8 +1109,12 @@ impl<M: Manager> PoolShared<M> {
     /// Takes the object out of the pool for good: frees its slot without
     /// destroying it.
     pub(crate) fn detach(&self, idle: Idle<M::Object>) -> M::Object {
-        let generation = idle.generation();
-        let Idle { object, slot, .. } = idle;
+        let Member {
+            object,
+            slot,
+            generation,
+            ..
+        } = *idle;
         self.bury(generation);
         self.free_slot(slot);
         object
@@ -1178,12 +1185,12 @@ impl<M: Manager> PoolShared<M> {
 
     /// Any idle object, bottom (longest idle) first, from any stack.
     fn steal_any(&self) -> Option<Idle<M::Object>> {
-        self.idle.iter().enumerate().find_map(|(slot, stack)| {
+        self.idle.iter().find_map(|stack| {
             let mut stack = spin_lock(stack);
-            if stack.entries.is_empty() {
+            if stack.members.is_empty() {
                 return None;
             }
-            Some(stack.entries.remove(0).into_idle(slot))
+            Some(stack.members.remove(0))
         })
     }
 
@@ -1192,10 +1199,10 @@ impl<M: Manager> PoolShared<M> {
     /// pushed onto a stack after its sweep (see `put_idle`).
     fn sweep_idle(&self) -> Option<Box<dyn std::any::Any + Send>> {
         let mut first_panic = None;
-        for (slot, stack) in self.idle.iter().enumerate() {
-            let entries = std::mem::take(&mut spin_lock(stack).entries);
-            for entry in entries {
-                if let Err(panic) = self.destroy(entry.into_idle(slot)) {
+        for stack in self.idle.iter() {
+            let members = std::mem::take(&mut spin_lock(stack).members);
+            for idle in members {
+                if let Err(panic) = self.destroy(idle) {
                     first_panic.get_or_insert(panic);
                 }
             }
@@ -1218,7 +1225,7 @@ impl<M: Manager> PoolShared<M> {
     fn idle_count(&self) -> usize {
         self.idle
             .iter()
-            .map(|stack| spin_lock(stack).entries.len())
+            .map(|stack| spin_lock(stack).members.len())
             .sum()
     }
 
@@ -1305,20 +1312,20 @@ impl<M: Manager> PoolShared<M> {
             None => 0,
         };
         let (mut expired, mut reaped) = (Vec::new(), Vec::new());
-        for (slot, stack) in self.idle.iter().enumerate() {
+        for stack in self.idle.iter() {
             let mut stack = spin_lock(stack);
             // Bottom first: the longest idle.
-            let entries = std::mem::take(&mut stack.entries);
-            for entry in entries {
-                if now >= entry.expires() {
-                    expired.push(entry.into_idle(slot));
+            let members = std::mem::take(&mut stack.members);
+            for idle in members {
+                if now >= idle.expires {
+                    expired.push(idle);
                 } else if budget > 0
-                    && idle_limit.is_some_and(|limit| now.saturating_sub(entry.idle_since) > limit)
+                    && idle_limit.is_some_and(|limit| now.saturating_sub(idle.idle_since) > limit)
                 {
                     budget -= 1;
-                    reaped.push(entry.into_idle(slot));
+                    reaped.push(idle);
                 } else {
-                    stack.entries.push(entry);
+                    stack.members.push(idle);
                 }
             }
         }
