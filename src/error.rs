@@ -357,6 +357,11 @@ pub enum TakeError<E> {
     /// The pool made a new object for this taker, and the manager's
     /// [`create`](crate::Manager::create) failed. The slot was given back.
     Create(E),
+    /// A tagged take ([`take_tagged`](crate::ObjectPool::take_tagged)) had to
+    /// teach an object the tag, and the manager's
+    /// [`tag`](crate::TaggedManager::tag) failed. The object was destroyed
+    /// and its slot given back.
+    Tag(E),
     /// The pool is closed.
     Closed,
 }
@@ -386,6 +391,7 @@ impl<E: fmt::Display> fmt::Display for TakeError<E> {
             TakeError::Timeout => f.write_str("timed out waiting for an object"),
             TakeError::QueueFull => f.write_str("too many takers are already waiting"),
             TakeError::Create(error) => write!(f, "could not create an object: {error}"),
+            TakeError::Tag(error) => write!(f, "could not tag an object: {error}"),
             TakeError::Closed => f.write_str("object pool is closed"),
         }
     }
@@ -394,7 +400,7 @@ impl<E: fmt::Display> fmt::Display for TakeError<E> {
 impl<E: std::error::Error + 'static> std::error::Error for TakeError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            TakeError::Create(error) => Some(error),
+            TakeError::Create(error) | TakeError::Tag(error) => Some(error),
             _ => None,
         }
     }

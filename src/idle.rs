@@ -16,9 +16,9 @@
 use crossbeam_utils::CachePadded;
 
 use crate::sync::SpinLock;
+use crate::tag_index::AnyTag;
 
 /// An object of the pool and what the pool knows about it.
-#[derive(Debug)]
 pub(crate) struct Member<O> {
     /// The object itself.
     pub(crate) object: O,
@@ -31,6 +31,9 @@ pub(crate) struct Member<O> {
     pub(crate) expires: u64,
     /// When it was last returned, in coarse pool-clock nanoseconds.
     pub(crate) idle_since: u64,
+    /// Its tag, once a tagged take taught it one; tagged objects idle on
+    /// the tag shelf (`tag_index.rs`) instead of a stack.
+    pub(crate) tag: Option<AnyTag>,
 }
 
 impl<O> Member<O> {
@@ -42,6 +45,16 @@ impl<O> Member<O> {
     #[inline]
     pub(crate) fn may_expire(&self) -> bool {
         self.expires != Self::NEVER
+    }
+}
+
+impl<O> std::fmt::Debug for Member<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Member")
+            .field("slot", &self.slot)
+            .field("generation", &self.generation)
+            .field("tagged", &self.tag.is_some())
+            .finish_non_exhaustive()
     }
 }
 

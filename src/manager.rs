@@ -1,5 +1,7 @@
 //! [`Manager`]: how an [`ObjectPool`](crate::ObjectPool) makes, checks and
-//! destroys its objects.
+//! destroys its objects, and [`TaggedManager`]: how it tags them.
+
+use crate::pool_tag::PoolTag;
 
 /// Makes, checks and destroys the objects of an
 /// [`ObjectPool`](crate::ObjectPool).
@@ -65,5 +67,65 @@ pub trait Manager: Send + Sync + 'static {
     /// or the pool closed). Default: drops it.
     fn destroy(&self, object: Self::Object) {
         drop(object);
+    }
+}
+
+/// A [`Manager`] whose objects can be tagged, for
+/// [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged).
+///
+/// A tagged take that finds no idle object with the exact tag takes another
+/// one (same group, else untagged, else new) and has it taught the tag with
+/// [`tag`](Self::tag). The object keeps its tag while idle, so the next take
+/// of that tag finds it again.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use sidejob::{Manager, ObjectPool, TaggedManager};
+///
+/// /// A "query server" that has loaded one design document.
+/// #[derive(Default)]
+/// struct QueryServer {
+///     loaded: Option<String>,
+/// }
+///
+/// struct QueryServers;
+/// impl Manager for QueryServers {
+///     type Object = QueryServer;
+///     type Error = std::io::Error;
+///     fn create(&self) -> std::io::Result<QueryServer> {
+///         Ok(QueryServer::default())
+///     }
+/// }
+/// impl TaggedManager for QueryServers {
+///     type Tag = (String, String); // (database, design document)
+///     fn tag(&self, server: &mut QueryServer, tag: &Self::Tag) -> std::io::Result<()> {
+///         server.loaded = Some(tag.1.clone());
+///         Ok(())
+///     }
+/// }
+///
+/// let pool = ObjectPool::builder(QueryServers).max_size(4).build()?;
+/// let tag = ("db".to_owned(), "_design/a".to_owned());
+/// let server = pool.take_tagged(&tag, Duration::from_secs(1))?;
+/// assert_eq!(server.loaded.as_deref(), Some("_design/a"));
+/// assert_eq!(server.tag(), Some(&tag));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait TaggedManager: Manager {
+    /// What an object can be tagged with.
+    type Tag: PoolTag;
+
+    /// Teaches `object` the tag, for example by loading the design document
+    /// it names. The default does nothing.
+    ///
+    /// # Errors
+    ///
+    /// An error destroys the object, and the take that asked for the tag
+    /// fails with [`TakeError::Tag`](crate::TakeError::Tag).
+    fn tag(&self, object: &mut Self::Object, tag: &Self::Tag) -> Result<(), Self::Error> {
+        let _ = (object, tag);
+        Ok(())
     }
 }

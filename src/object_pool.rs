@@ -61,17 +61,19 @@ use crate::home::home_shard;
 use crate::idle::{idle_stacks, Idle, IdleStacks, Member};
 use crate::latency::LatencyHistogram;
 use crate::maintainer::{Maintenance, Wake};
-use crate::manager::Manager;
+use crate::manager::{Manager, TaggedManager};
 use crate::pool_builder::ObjectPoolBuilder;
 use crate::pool_clock::PoolClock;
 use crate::pool_config::{PoolConfig, DEFAULT_QUEUE_MAX};
 use crate::pool_status::{ObjectPoolStats, PoolStatus};
+use crate::pool_tag::PoolTag;
 use crate::pooled::Pooled;
 use crate::resource::{check_capacity, Resource, ResourceBuilder};
 use crate::sync::{
     is_current, lock, spawn_named, spin_lock, AtomicBool, AtomicU64, AtomicUsize, JoinHandle,
     Mutex, Ordering,
 };
+use crate::tag_index::{tag_of, TagIndex, TagShelf};
 use crate::wait_queue::{Handoff, WaitQueue};
 
 /// A pool of reusable objects with a strict size limit.
@@ -133,6 +135,8 @@ pub(crate) struct PoolShared<M: Manager> {
     clock: PoolClock,
     /// Wakes the maintainer thread.
     maintenance: Maintenance,
+    /// Idle tagged objects, made at the first tagged take.
+    tags: std::sync::OnceLock<Box<dyn TagShelf<M::Object>>>,
     /// Objects alive per generation, for `stale_count`.
     generations: Mutex<BTreeMap<u64, usize>>,
     counters: CachePadded<Counters>,
@@ -174,7 +178,11 @@ struct Counters {
     /// Stack pops that found an expired object (counted as takes on the
     /// stack, so subtracted).
     expired_pops: AtomicU64,
+    evicted: AtomicU64,
     creating: AtomicUsize,
+    /// Untagged objects that tagged takes took, to be replaced in the
+    /// background.
+    replenish: AtomicUsize,
 }
 
 fn bump(counter: &AtomicU64) {
@@ -250,6 +258,7 @@ impl<M: Manager> ObjectPool<M> {
             reconfiguring: Mutex::new(()),
             clock: PoolClock::new(),
             maintenance: Maintenance::new(),
+            tags: std::sync::OnceLock::new(),
             generations: Mutex::new(BTreeMap::new()),
             counters: CachePadded::new(Counters::default()),
             wait_times: Mutex::new(LatencyHistogram::new()),
@@ -700,6 +709,169 @@ impl<M: Manager> ObjectPool<M> {
 }
 
 /// The resource's `capacity` is the pool's `max_size`.
+impl<M: TaggedManager> ObjectPool<M> {
+    /// Takes an object tagged `tag`, waiting up to `timeout`; CouchDB's
+    /// design-document affinity. Looks, in order, for:
+    ///
+    /// 1. an idle object with the exact tag (the most recently returned);
+    /// 2. an idle object of the same group;
+    /// 3. an idle untagged object (an untagged replacement is then made in
+    ///    the background, room permitting, so untagged takers keep finding
+    ///    one);
+    /// 4. a new object, below `max_size`;
+    /// 5. at `max_size`, room made by destroying the least recently used
+    ///    idle tagged objects (a tenth of `max_size`, at least one), then a
+    ///    new object;
+    ///
+    /// and otherwise waits in the same FIFO queue as [`take`](Self::take),
+    /// for any object. An object that does not already carry `tag` is
+    /// taught it with [`TaggedManager::tag`] and keeps it: returned, it
+    /// idles on the tag shelf, where tagged takes find it by tag or group
+    /// without a scan. Idle tagged objects are reaped after `idle_timeout`
+    /// whatever the soft limit. An untagged take
+    /// ([`try_take`](Self::try_take), [`take`](Self::take)) prefers untagged
+    /// objects and a new one, and takes a tagged one only when nothing else
+    /// is left; the object keeps its tag.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`take`](Self::take), and [`TakeError::Tag`] when teaching
+    /// the tag failed (the object was destroyed).
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::create`] or [`TaggedManager::tag`] panics, the panic
+    /// goes on to the caller (the slot is freed first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sidejob::{Manager, ObjectPool, TaggedManager};
+    ///
+    /// struct Workers;
+    /// impl Manager for Workers {
+    ///     type Object = Vec<String>; // what each worker has loaded
+    ///     type Error = std::io::Error;
+    ///     fn create(&self) -> std::io::Result<Vec<String>> {
+    ///         Ok(Vec::new())
+    ///     }
+    /// }
+    /// impl TaggedManager for Workers {
+    ///     type Tag = (&'static str, &'static str);
+    ///     fn tag(&self, loaded: &mut Vec<String>, tag: &Self::Tag) -> std::io::Result<()> {
+    ///         loaded.push(format!("{}/{}", tag.0, tag.1));
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let pool = ObjectPool::builder(Workers).max_size(2).build()?;
+    /// let wait = Duration::from_secs(1);
+    /// drop(pool.take_tagged(&("db", "a"), wait)?); // made and taught "db/a"
+    /// // Same group: the same worker, taught "db/b" as well.
+    /// let worker = pool.take_tagged(&("db", "b"), wait)?;
+    /// assert_eq!(*worker, ["db/a", "db/b"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_tagged(
+        &self,
+        tag: &M::Tag,
+        timeout: Duration,
+    ) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
+        let shared = &*self.shared;
+        if shared.tags.get().is_none() {
+            // The maintainer replaces the untagged objects that tagged takes
+            // teach. Should its thread fail to start, tagged takes still
+            // work; untagged objects are then made on demand instead.
+            let _ = self.start_maintainer(0);
+        }
+        let idle = match shared.find_tagged(tag)? {
+            Some(handoff) => shared.accept(handoff)?,
+            None => shared.wait_for(timeout)?,
+        };
+        shared
+            .teach(idle, tag)
+            .map(|idle| Pooled::new(shared, idle))
+    }
+}
+
+impl<M: TaggedManager> PoolShared<M> {
+    /// The typed tag shelf, made at the first tagged take.
+    fn tag_index(&self) -> &TagIndex<M::Object, M::Tag> {
+        self.tags
+            .get_or_init(|| Box::new(TagIndex::<M::Object, M::Tag>::new()))
+            .as_any()
+            .downcast_ref()
+            .expect("a manager has one tag type")
+    }
+
+    /// Steps 1 to 5 of `take_tagged`: what it found, or `None` to wait.
+    fn find_tagged(&self, tag: &M::Tag) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
+        if self.gate.closed.load(Ordering::Relaxed) {
+            return Err(TakeError::Closed);
+        }
+        let index = self.tag_index();
+        let tagged = std::iter::from_fn(|| index.take_exact(tag))
+            .chain(std::iter::from_fn(|| index.take_group(tag.group())))
+            .find_map(|idle| self.unexpired(idle));
+        if let Some(idle) = tagged {
+            bump(&self.counters.direct_takes);
+            return Ok(Some(Handoff::Object(idle)));
+        }
+        let home = self.home();
+        if let Some(idle) = self.pop_idle(home).or_else(|| self.steal(home)) {
+            self.counters.replenish.fetch_add(1, Ordering::Relaxed);
+            self.maintenance.wake_now();
+            return Ok(Some(Handoff::Object(idle)));
+        }
+        if let Ok(slot) = self.slots.admit_from(home) {
+            return Ok(Some(Handoff::Slot(slot)));
+        }
+        let mut evicted = false;
+        for _ in 0..(self.slots.capacity() / 10).max(1) {
+            let Some(idle) = self.tags.get().and_then(|shelf| shelf.take_oldest()) else {
+                break;
+            };
+            bump(&self.counters.evicted);
+            // A panicking `destroy` is not this taker's business.
+            let _ = self.destroy(idle);
+            evicted = true;
+        }
+        if evicted {
+            if let Ok(slot) = self.slots.admit_from(home) {
+                return Ok(Some(Handoff::Slot(slot)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Teaches `idle` the tag, unless it carries it already.
+    fn teach(
+        &self,
+        mut idle: Idle<M::Object>,
+        tag: &M::Tag,
+    ) -> Result<Idle<M::Object>, TakeError<M::Error>> {
+        if tag_of::<M::Object, M::Tag>(&idle) == Some(tag) {
+            return Ok(idle);
+        }
+        let object = &mut idle.object;
+        match catch_unwind(AssertUnwindSafe(|| self.manager.tag(object, tag))) {
+            Ok(Ok(())) => {
+                idle.tag = Some(Box::new(tag.clone()));
+                Ok(idle)
+            }
+            Ok(Err(error)) => {
+                self.destroy_or_resume(idle);
+                Err(TakeError::Tag(error))
+            }
+            Err(panic) => {
+                let _ = self.destroy(idle);
+                resume_unwind(panic)
+            }
+        }
+    }
+}
+
 fn rename_capacity(error: BuildError) -> BuildError {
     match error.setting() {
         "capacity" => BuildError::new("max_size", error.reason().to_owned()),
@@ -836,13 +1008,40 @@ impl<M: Manager> PoolShared<M> {
         (1..count).find_map(|offset| self.pop_idle((home + offset) % count))
     }
 
-    /// An idle object from any stack, or else a free slot. Never creates:
-    /// the caller may hold the queue lock.
+    /// An idle untagged object from any stack, or else a free slot, or else
+    /// the least recently used idle tagged object. Never creates: the caller
+    /// may hold the queue lock.
     fn find_free(&self, home: usize) -> Option<Handoff<M::Object>> {
         if let Some(idle) = self.pop_idle(home).or_else(|| self.steal(home)) {
             return Some(Handoff::Object(idle));
         }
-        self.slots.admit_from(home).ok().map(Handoff::Slot)
+        if let Ok(slot) = self.slots.admit_from(home) {
+            return Some(Handoff::Slot(slot));
+        }
+        let idle = self.take_oldest_tagged()?;
+        bump(&self.counters.direct_takes);
+        Some(Handoff::Object(idle))
+    }
+
+    /// The least recently used idle tagged object whose lifetime has not
+    /// run out (expired ones found on the way are destroyed).
+    fn take_oldest_tagged(&self) -> Option<Idle<M::Object>> {
+        let shelf = self.tags.get()?;
+        loop {
+            let idle = shelf.take_oldest()?;
+            if let Some(idle) = self.unexpired(idle) {
+                return Some(idle);
+            }
+        }
+    }
+
+    /// `idle`, unless its lifetime ran out: then it is destroyed.
+    fn unexpired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+        if idle.may_expire() && self.clock.precise() >= idle.expires {
+            self.expire(idle);
+            return None;
+        }
+        Some(idle)
     }
 
     /// Makes an object for a taker in `slot`, counting the take.
@@ -870,6 +1069,7 @@ impl<M: Manager> PoolShared<M> {
                     generation,
                     expires,
                     idle_since: 0,
+                    tag: None,
                 }))
             }
             Ok(Err(error)) => {
@@ -1025,6 +1225,9 @@ impl<M: Manager> PoolShared<M> {
             return self.expire(idle);
         }
         idle.idle_since = self.clock.coarse();
+        if idle.tag.is_some() {
+            return self.put_tagged(idle);
+        }
         let mut stack = spin_lock(&self.idle[idle.slot]);
         let gate = &self.gate;
         if gate.waiting.load(Ordering::Relaxed) == 0
@@ -1037,6 +1240,25 @@ impl<M: Manager> PoolShared<M> {
         }
         drop(stack);
         self.put_idle_cold(idle);
+    }
+
+    /// Shelves a returned tagged object, as `put_idle` pushes an untagged
+    /// one: the shelf's lock stands in for the stack's.
+    #[cold]
+    #[inline(never)]
+    fn put_tagged(&self, idle: Idle<M::Object>) {
+        let shelf = self.tags.get().expect("a tagged object implies the shelf");
+        let generation = idle.generation;
+        let gate = &self.gate;
+        let shelved = shelf.put(idle, &|| {
+            gate.waiting.load(Ordering::Relaxed) == 0
+                && !gate.closed.load(Ordering::Relaxed)
+                && !gate.oversized.load(Ordering::Relaxed)
+                && gate.generation.load(Ordering::Relaxed) == generation
+        });
+        if let Err(idle) = shelved {
+            self.put_idle_cold(idle);
+        }
     }
 
     /// Takers wait, or the pool is closed or above its size, or the object
@@ -1066,16 +1288,28 @@ impl<M: Manager> PoolShared<M> {
         // register before the push. `close` and `retire_all` change their
         // flag before they sweep this stack, so it is read again under its
         // lock.
+        let gate = &self.gate;
+        let generation = idle.generation;
+        let admit = || {
+            !gate.closed.load(Ordering::Relaxed)
+                && gate.generation.load(Ordering::Relaxed) == generation
+        };
+        idle.idle_since = self.clock.coarse();
+        if idle.tag.is_some() {
+            let shelf = self.tags.get().expect("a tagged object implies the shelf");
+            if let Err(idle) = shelf.put(idle, &admit) {
+                drop(queue);
+                self.destroy_or_resume(idle);
+            }
+            return;
+        }
         let mut stack = spin_lock(&self.idle[idle.slot]);
-        if self.gate.closed.load(Ordering::Relaxed)
-            || self.gate.generation.load(Ordering::Relaxed) != idle.generation
-        {
+        if !admit() {
             drop(stack);
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
-        idle.idle_since = self.clock.coarse();
         stack.members.push(idle);
     }
 
@@ -1183,15 +1417,19 @@ impl<M: Manager> PoolShared<M> {
         first_panic
     }
 
-    /// Any idle object, bottom (longest idle) first, from any stack.
+    /// Any idle object: the bottom (longest idle) of any stack, else the
+    /// least recently used tagged one.
     fn steal_any(&self) -> Option<Idle<M::Object>> {
-        self.idle.iter().find_map(|stack| {
-            let mut stack = spin_lock(stack);
-            if stack.members.is_empty() {
-                return None;
-            }
-            Some(stack.members.remove(0))
-        })
+        self.idle
+            .iter()
+            .find_map(|stack| {
+                let mut stack = spin_lock(stack);
+                if stack.members.is_empty() {
+                    return None;
+                }
+                Some(stack.members.remove(0))
+            })
+            .or_else(|| self.tags.get()?.take_oldest())
     }
 
     /// Destroys every idle object; returns the first panic from `destroy`.
@@ -1205,6 +1443,12 @@ impl<M: Manager> PoolShared<M> {
                 if let Err(panic) = self.destroy(idle) {
                     first_panic.get_or_insert(panic);
                 }
+            }
+        }
+        let tagged = self.tags.get().map(|shelf| shelf.drain());
+        for idle in tagged.into_iter().flatten() {
+            if let Err(panic) = self.destroy(idle) {
+                first_panic.get_or_insert(panic);
             }
         }
         first_panic
@@ -1222,21 +1466,29 @@ impl<M: Manager> PoolShared<M> {
         }
     }
 
-    fn idle_count(&self) -> usize {
+    /// Idle untagged objects, ready for any taker.
+    fn untagged_idle_count(&self) -> usize {
         self.idle
             .iter()
             .map(|stack| spin_lock(stack).members.len())
             .sum()
     }
 
+    /// Idle tagged objects.
+    fn tagged_idle_count(&self) -> usize {
+        self.tags.get().map_or(0, |shelf| shelf.len())
+    }
+
     fn status(&self) -> PoolStatus {
-        let idle = self.idle_count();
+        let tagged = self.tagged_idle_count();
+        let idle = self.untagged_idle_count() + tagged;
         let creating = self.counters.creating.load(Ordering::Relaxed);
         let size = self.slots.usage();
         PoolStatus {
             max_size: self.slots.capacity(),
             size,
             idle,
+            tagged,
             in_use: size.saturating_sub(idle + creating),
             creating,
             waiting: self.gate.waiting.load(Ordering::Relaxed),
@@ -1257,6 +1509,7 @@ impl<M: Manager> PoolShared<M> {
             destroyed: read(&counters.destroyed),
             reaped: read(&counters.reaped),
             expired: read(&counters.expired),
+            evicted: read(&counters.evicted),
             wait: lock(&self.wait_times).summary(),
         }
     }
@@ -1284,8 +1537,19 @@ impl<M: Manager> PoolShared<M> {
     fn refill(&self) {
         loop {
             let min_idle = self.config.load().min_idle;
-            let ready = self.idle_count() + self.counters.creating.load(Ordering::Relaxed);
+            let ready = self.untagged_idle_count() + self.counters.creating.load(Ordering::Relaxed);
             if ready >= min_idle || !self.create_idle() {
+                return;
+            }
+        }
+    }
+
+    /// Replaces, as room allows, the untagged objects that tagged takes
+    /// took, so that untagged takers keep finding one.
+    fn replenish(&self) {
+        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+        for _ in 0..wanted {
+            if !self.create_idle() {
                 return;
             }
         }
@@ -1308,7 +1572,7 @@ impl<M: Manager> PoolShared<M> {
         let mut budget = match idle_limit {
             Some(_) => size
                 .saturating_sub(config.soft_limit.unwrap_or(config.max_size))
-                .min(self.idle_count().saturating_sub(config.min_idle)),
+                .min(self.untagged_idle_count().saturating_sub(config.min_idle)),
             None => 0,
         };
         let (mut expired, mut reaped) = (Vec::new(), Vec::new());
@@ -1328,6 +1592,12 @@ impl<M: Manager> PoolShared<M> {
                     stack.members.push(idle);
                 }
             }
+        }
+        // Tagged objects idle too long go whatever the soft limit.
+        if let Some(shelf) = self.tags.get() {
+            let (tagged_expired, tagged_idled) = shelf.reap(now, idle_limit);
+            expired.extend(tagged_expired);
+            reaped.extend(tagged_idled);
         }
         for idle in expired {
             self.expire(idle);
@@ -1349,6 +1619,7 @@ impl<M: Manager> PoolShared<M> {
             let _ = catch_unwind(AssertUnwindSafe(|| {
                 self.reap();
                 self.refill();
+                self.replenish();
             }));
             let interval = self.config.load().maintenance_interval();
             if self.maintenance.wait(interval) == Wake::Stop {

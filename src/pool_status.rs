@@ -26,8 +26,11 @@ pub struct PoolStatus {
     pub max_size: usize,
     /// Objects that exist or are being made: `idle + in_use + creating`.
     pub size: usize,
-    /// Objects ready to be taken.
+    /// Objects ready to be taken, tagged or not.
     pub idle: usize,
+    /// Of the idle objects, those that carry a tag (see
+    /// [`take_tagged`](crate::ObjectPool::take_tagged)).
+    pub tagged: usize,
     /// Objects taken and not yet returned.
     pub in_use: usize,
     /// Objects being made.
@@ -80,6 +83,9 @@ pub struct ObjectPoolStats {
     pub reaped: u64,
     /// Of those, objects whose `max_lifetime` ran out.
     pub expired: u64,
+    /// Idle tagged objects destroyed to make room for a tagged take at
+    /// `max_size`, least recently used first.
+    pub evicted: u64,
     /// How long waiters waited, whatever the outcome.
     pub wait: LatencyStats,
 }

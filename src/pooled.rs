@@ -4,8 +4,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use crate::idle::Idle;
-use crate::manager::Manager;
+use crate::manager::{Manager, TaggedManager};
 use crate::object_pool::PoolShared;
+use crate::tag_index::tag_of;
 
 /// An object taken from an [`ObjectPool`](crate::ObjectPool); dereferences
 /// to it.
@@ -104,6 +105,34 @@ impl<'a, M: Manager> Pooled<'a, M> {
     pub fn detach(this: Self) -> M::Object {
         let pool = this.pool;
         pool.detach(Self::into_idle(this))
+    }
+}
+
+impl<M: TaggedManager> Pooled<'_, M> {
+    /// The object's tag, if a tagged take taught it one (see
+    /// [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// impl sidejob::TaggedManager for Conns {
+    ///     type Tag = (u32, u32);
+    /// }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(2).build()?;
+    /// assert_eq!(pool.try_take()?.tag(), None);
+    /// let tagged = pool.take_tagged(&(1, 2), Duration::from_secs(1))?;
+    /// assert_eq!(tagged.tag(), Some(&(1, 2)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tag(&self) -> Option<&M::Tag> {
+        tag_of::<M::Object, M::Tag>(self.idle.as_ref()?)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sidejob::{Manager, ObjectPool};
+use sidejob::{Manager, ObjectPool, TaggedManager};
 
 /// A pooled member: a unique id and whether it still works.
 #[derive(Debug, PartialEq, Eq)]
@@ -48,7 +48,13 @@ pub struct Members {
     pub panic_check: AtomicBool,
     /// Each creation takes this long.
     pub create_delay: Mutex<Option<Duration>>,
+    /// Every tag taught, with the member it was taught to.
+    pub taught: Mutex<Vec<(u32, Tag)>>,
+    pub fail_tag: AtomicBool,
 }
+
+/// A tag of the test manager: (group, key).
+pub type Tag = (&'static str, &'static str);
 
 impl Members {
     pub fn new() -> Arc<Members> {
@@ -113,6 +119,24 @@ impl Manager for Script {
 
 /// A pool of `max_size` scripted members on one shard, so that every take
 /// and return meets the same idle stack.
+impl TaggedManager for Script {
+    type Tag = Tag;
+
+    fn tag(&self, member: &mut Member, tag: &Tag) -> Result<(), StartFailed> {
+        if self.0.fail_tag.swap(false, Ordering::SeqCst) {
+            return Err(StartFailed(member.id));
+        }
+        self.0.taught.lock().unwrap().push((member.id, *tag));
+        Ok(())
+    }
+}
+
+impl Members {
+    pub fn taught(&self) -> Vec<(u32, Tag)> {
+        self.taught.lock().unwrap().clone()
+    }
+}
+
 pub fn pool(members: &Arc<Members>, max_size: usize) -> ObjectPool<Script> {
     ObjectPool::builder(Script(Arc::clone(members)))
         .max_size(max_size)
