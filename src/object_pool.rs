@@ -1315,6 +1315,10 @@ impl<M: Manager> PoolShared<M> {
 
     /// Destroys `idle` and frees its slot; hands back a panic from
     /// [`Manager::destroy`] after the slot is freed.
+    #[expect(
+        clippy::boxed_local,
+        reason = "an object lives in its box from creation to here"
+    )]
     pub(crate) fn destroy(
         &self,
         idle: Idle<M::Object>,
@@ -1342,6 +1346,10 @@ impl<M: Manager> PoolShared<M> {
 
     /// Takes the object out of the pool for good: frees its slot without
     /// destroying it.
+    #[expect(
+        clippy::boxed_local,
+        reason = "an object lives in its box from creation to here"
+    )]
     pub(crate) fn detach(&self, idle: Idle<M::Object>) -> M::Object {
         let Member {
             object,
