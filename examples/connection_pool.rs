@@ -154,7 +154,7 @@ fn client(pool: &ObjectPool<Db>, timeout: Duration, end: Instant) -> [u64; 6] {
                     TakeError::Overload => 1,
                     TakeError::Timeout => 2,
                     TakeError::QueueFull => 3,
-                    TakeError::Create(_) => 4,
+                    TakeError::Create(_) | TakeError::Tag(_) => 4,
                     TakeError::Closed => 5,
                 }
             }
