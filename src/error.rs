@@ -414,3 +414,69 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a non-string panic payload")
 }
+
+/// [`PoolGroup::add_pool`](crate::PoolGroup::add_pool) found a member under
+/// the same key; holds the key and the pool that were not added.
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let group = sidejob::PoolGroup::new();
+/// let build = || sidejob::ObjectPool::builder(Conns).max_size(1).build();
+/// group.add_pool("a", build()?)?;
+/// let refused = group.add_pool("a", build()?).unwrap_err();
+/// assert_eq!(refused.to_string(), "a pool with this key is already in the group");
+/// let (key, pool) = refused.into_inner(); // the pool is handed back
+/// assert_eq!((key, pool.max_size()), ("a", 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DuplicatePool<K, M: crate::Manager> {
+    key: K,
+    pool: crate::ObjectPool<M>,
+}
+
+impl<K, M: crate::Manager> DuplicatePool<K, M> {
+    pub(crate) fn new(key: K, pool: crate::ObjectPool<M>) -> Self {
+        DuplicatePool { key, pool }
+    }
+
+    /// The key already in use.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn key(&self) -> &K {
+        &self.key
+    }
+
+    /// The key and the pool that were not added.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn into_inner(self) -> (K, crate::ObjectPool<M>) {
+        (self.key, self.pool)
+    }
+}
+
+impl<K: fmt::Debug, M: crate::Manager> fmt::Debug for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DuplicatePool")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, M: crate::Manager> fmt::Display for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a pool with this key is already in the group")
+    }
+}
+
+impl<K: fmt::Debug, M: crate::Manager> std::error::Error for DuplicatePool<K, M> {}

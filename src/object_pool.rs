@@ -62,6 +62,7 @@ use crate::idle::{idle_stacks, Idle, IdleStacks, Member};
 use crate::latency::LatencyHistogram;
 use crate::maintainer::{Maintenance, Wake};
 use crate::manager::{Manager, TaggedManager};
+use crate::owned_pooled::OwnedPooled;
 use crate::pool_builder::ObjectPoolBuilder;
 use crate::pool_clock::PoolClock;
 use crate::pool_config::{PoolConfig, DEFAULT_QUEUE_MAX};
@@ -384,6 +385,69 @@ impl<M: Manager> ObjectPool<M> {
         shared
             .wait_for(timeout)
             .map(|idle| Pooled::new(shared, idle))
+    }
+
+    /// [`try_take`](Self::try_take), for an [`OwnedPooled`] that holds the
+    /// pool by `Arc` instead of borrowing it.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_take`](Self::try_take).
+    ///
+    /// # Panics
+    ///
+    /// As [`try_take`](Self::try_take).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let owned: sidejob::OwnedPooled<Conns> = pool.try_take_owned()?;
+    /// assert!(pool.try_take_owned().unwrap_err().is_overload());
+    /// # drop(owned);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_take_owned(&self) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
+        self.try_take().map(|pooled| self.own(pooled))
+    }
+
+    /// [`take`](Self::take), for an [`OwnedPooled`] that holds the pool by
+    /// `Arc` instead of borrowing it.
+    ///
+    /// # Errors
+    ///
+    /// As [`take`](Self::take).
+    ///
+    /// # Panics
+    ///
+    /// As [`take`](Self::take).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let owned = pool.take_owned(std::time::Duration::from_millis(10))?;
+    /// assert_eq!(*owned, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_owned(&self, timeout: Duration) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
+        self.take(timeout).map(|pooled| self.own(pooled))
+    }
+
+    fn own(&self, pooled: Pooled<'_, M>) -> OwnedPooled<M> {
+        OwnedPooled::new(Arc::clone(&self.shared), Pooled::into_idle(pooled))
     }
 
     /// A snapshot of the pool's size and what makes it up.

@@ -50,7 +50,7 @@ impl<'a, M: Manager> Pooled<'a, M> {
         }
     }
 
-    fn into_idle(mut this: Self) -> Idle<M::Object> {
+    pub(crate) fn into_idle(mut this: Self) -> Idle<M::Object> {
         this.idle
             .take()
             .expect("a Pooled holds its object until dropped")
