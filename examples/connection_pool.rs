@@ -16,6 +16,23 @@
 //! user relies on: live connections never exceeded `max_size`, none is in use
 //! or leaked once the clients are done, and `close()` closes them all.
 //!
+//! A second part, "lifecycle", runs on fresh pools whose connects never fail:
+//!
+//! 1. `reconfigure` lowers `max_size` while `--clients` threads query, then
+//!    raises it again: once the connections in use drained, the pool stays
+//!    within the new size, and grows back after the raise.
+//! 2. `retire_all`, as a reload does, while two connections are held: idle
+//!    ones close at once, the held ones are `stale_count` until returned.
+//! 3. Built with `soft_limit` and a short `idle_timeout`, the pool shrinks
+//!    back to the soft limit once the load stops, and stays there.
+//! 4. The manager is also a `TaggedManager` (tag: database, design document)
+//!    whose `tag` hook records what a connection has loaded: `take_tagged`
+//!    finds a connection again by its exact tag, and reuses it for another
+//!    design document of the same database.
+//! 5. A `PoolGroup` of two replicas: `try_take` spreads over both, and
+//!    `remove_pool(.., Removal::Graceful)` lets one go, its held connections
+//!    closing as they come back.
+//!
 //! ```text
 //! cargo run --release --example connection_pool
 //! cargo run --release --example connection_pool -- --clients 64 --max-size 4 --queue-max 8
@@ -23,12 +40,12 @@
 //! ```
 
 use std::io;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use sidejob::{Manager, ObjectPool, Pooled, TakeError};
+use sidejob::{Manager, ObjectPool, PoolGroup, Pooled, Removal, TaggedManager, TakeError};
 
 /// Share a sidejob::ObjectPool of simulated database connections between many clients.
 #[derive(Debug, Parser)]
@@ -60,6 +77,8 @@ struct Cli {
     connect_fail_pct: u64,
 }
 
+/// The xorshift generator's seed: any but 0.
+const SEED: u64 = 0x2545_F491_4F6C_DD1D;
 /// Time to open a connection, and a query's time on it.
 const CONNECT: Duration = Duration::from_millis(2);
 const QUERY: Duration = Duration::from_millis(1);
@@ -72,8 +91,12 @@ const BREAK_PCT: u64 = 2;
 /// A simulated database connection.
 #[derive(Debug, Default)]
 struct Conn {
+    /// Its number, in the order connections were opened (from 1).
+    id: u64,
     uses: u32,
     broken: bool,
+    /// The design documents it has loaded, as "database/_design/name".
+    loaded: Vec<String>,
 }
 
 /// Opens, checks and closes connections, and counts what it did.
@@ -86,6 +109,8 @@ struct Db {
     peak: AtomicUsize,
     opened: AtomicU64,
     closed: AtomicU64,
+    /// Calls of the `tag` hook.
+    tags: AtomicU64,
 }
 
 impl Db {
@@ -113,8 +138,11 @@ impl Manager for Db {
             self.live.fetch_sub(1, Relaxed);
             return Err(io::Error::new(io::ErrorKind::ConnectionRefused, "db down"));
         }
-        self.opened.fetch_add(1, Relaxed);
-        Ok(Conn::default())
+        let id = self.opened.fetch_add(1, Relaxed) + 1;
+        Ok(Conn {
+            id,
+            ..Conn::default()
+        })
     }
 
     fn check(&self, conn: &mut Conn) -> bool {
@@ -124,6 +152,18 @@ impl Manager for Db {
     fn destroy(&self, _conn: Conn) {
         self.closed.fetch_add(1, Relaxed);
         self.live.fetch_sub(1, Relaxed);
+    }
+}
+
+impl TaggedManager for Db {
+    /// (database, design document).
+    type Tag = (String, String);
+
+    /// "Loads" the design document: the connection remembers it.
+    fn tag(&self, conn: &mut Conn, (db, doc): &Self::Tag) -> io::Result<()> {
+        self.tags.fetch_add(1, Relaxed);
+        conn.loaded.push(format!("{db}/{doc}"));
+        Ok(())
     }
 }
 
@@ -176,7 +216,7 @@ macro_rules! check {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
     let max = cli.max_size;
-    let rng = AtomicU64::new(0x2545_F491_4F6C_DD1D); // xorshift: any seed but 0
+    let rng = AtomicU64::new(SEED);
     let db = Db {
         connect_fail_pct: cli.connect_fail_pct,
         rng,
@@ -255,5 +295,234 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let live = db.live.load(Relaxed);
     check!(live == 0, "live after close(): {live}");
+
+    println!("\n== lifecycle ==");
+    lifecycle(max, cli.clients)
+}
+
+type Fallible = Result<(), Box<dyn std::error::Error>>;
+const SECOND: Duration = Duration::from_secs(1);
+/// The reaping pool's `idle_timeout`.
+const IDLE: Duration = Duration::from_millis(50);
+
+/// A `Db` whose connects never fail.
+fn reliable_db() -> Db {
+    let rng = AtomicU64::new(SEED);
+    Db {
+        rng,
+        ..Db::default()
+    }
+}
+
+/// Polls `done` every millisecond for up to `limit`: whether it came true.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+/// Runs `f` while `clients` threads take connections for 1 ms queries, then
+/// stops them (also when a check in `f` fails, so the scope can end).
+fn under_load<R>(pool: &ObjectPool<Db>, clients: u16, f: impl FnOnce() -> R) -> R {
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Relaxed);
+        }
+    }
+    let stop = AtomicBool::new(false);
+    thread::scope(|scope| {
+        let _stop = StopOnDrop(&stop);
+        for _ in 0..clients {
+            scope.spawn(|| {
+                while !stop.load(Relaxed) {
+                    match pool.take(Duration::from_millis(5)) {
+                        Ok(_conn) => thread::sleep(QUERY),
+                        Err(_) => thread::yield_now(),
+                    }
+                }
+            });
+        }
+        f()
+    })
+}
+
+/// The second part: reconfiguration, reload, reaping, tags and groups.
+fn lifecycle(max: usize, clients: u16) -> Fallible {
+    // 1. Live reconfiguration: down to `small`, then back up to `max`.
+    let pool = ObjectPool::builder(reliable_db()).max_size(max).build()?;
+    let (small, busy) = (max.div_ceil(2), max.min(clients.into()));
+    under_load(&pool, clients, || {
+        wait_until(SECOND, || pool.status().size >= busy);
+        pool.reconfigure(|c| c.max_size = small)?;
+        let started = Instant::now();
+        let drained = wait_until(SECOND, || pool.status().size <= small);
+        let drain = started.elapsed();
+        // Watch for 50 ms, clients still running: nothing grows past `small`.
+        let (mut most, until) = (0, Instant::now() + Duration::from_millis(50));
+        while Instant::now() < until {
+            let live = pool.manager().live.load(Relaxed);
+            most = most.max(pool.status().size).max(live);
+        }
+        println!("  reconfigure max_size {max} -> {small} under {clients} clients: drained in {drain:?}, then at most {most}");
+        check!(
+            drained && most <= small,
+            "size and live <= max_size {small} once drained"
+        );
+        pool.reconfigure(|c| c.max_size = max)?;
+        let grew = wait_until(SECOND, || pool.status().size >= busy);
+        let size = pool.status().size;
+        println!("  reconfigure max_size {small} -> {max}: size {size}");
+        check!(
+            grew && size <= max,
+            "grows back to {busy} (<= max_size {max})"
+        );
+        Fallible::Ok(())
+    })?;
+
+    // 2. A reload: retire everything while two connections are held.
+    let held = [pool.take(SECOND)?, pool.take(SECOND)?];
+    let idle = pool.status().idle;
+    pool.retire_all();
+    let (stale, idle_now) = (pool.stale_count(), pool.status().idle);
+    println!("  retire_all, 2 held and {idle} idle: stale {stale}, idle {idle_now}");
+    check!(
+        stale == 2 && idle_now == 0,
+        "idle ones closed at once, the held ones stale"
+    );
+    let fresh = pool.take(SECOND)?;
+    let new = held.iter().all(|conn| conn.id < fresh.id);
+    check!(
+        new,
+        "a take after retire_all opens a new connection (#{})",
+        fresh.id
+    );
+    drop(held);
+    let (stale, size) = (pool.stale_count(), pool.status().size);
+    check!(
+        stale == 0 && size == 1,
+        "held ones returned: stale {stale}, size {size} (the new one)"
+    );
+    drop(fresh);
+
+    // 3. Idle reaping down to the soft limit once the load stops.
+    let soft = 2.min(max);
+    let pool = ObjectPool::builder(reliable_db())
+        .max_size(max)
+        .soft_limit(soft)
+        .idle_timeout(IDLE)
+        .build()?;
+    under_load(&pool, clients, || {
+        wait_until(SECOND, || pool.status().size >= busy)
+    });
+    let (peak, stopped) = (pool.status().size, Instant::now());
+    let shrunk = wait_until(3 * SECOND, || pool.status().size <= soft);
+    let (size, took) = (pool.status().size, stopped.elapsed());
+    let (reaped, destroyed) = (pool.stats().reaped, pool.stats().destroyed);
+    println!("  soft_limit {soft}, idle_timeout {IDLE:?}: size {peak} -> {size} in {took:?}, reaped {reaped}");
+    check!(
+        shrunk && size == soft.min(peak),
+        "shrinks to the soft limit: size {size}"
+    );
+    check!(
+        reaped == destroyed,
+        "every close was a reap: {reaped} == {destroyed}"
+    );
+    thread::sleep(4 * IDLE);
+    let size = pool.status().size;
+    check!(
+        size == soft.min(peak),
+        "and stays there: size {size} after 4 idle timeouts"
+    );
+
+    // 4. Tags: (database, design document).
+    let pool = ObjectPool::builder(reliable_db()).max_size(4).build()?;
+    let tag = |db: &str, doc: &str| (db.to_owned(), format!("_design/{doc}"));
+    let (reports, users) = (tag("accounts", "reports"), tag("accounts", "users"));
+    let first = pool.take_tagged(&reports, SECOND)?.id;
+    let again = pool.take_tagged(&reports, SECOND)?;
+    println!(
+        "  take_tagged {reports:?}: #{first}, again #{}, loaded {:?}",
+        again.id, again.loaded
+    );
+    check!(
+        again.id == first && again.loaded.len() == 1,
+        "exact tag: the same connection, not taught again"
+    );
+    drop(again);
+    let same_group = pool.take_tagged(&users, SECOND)?;
+    println!(
+        "  take_tagged {users:?}: #{}, loaded {:?}",
+        same_group.id, same_group.loaded
+    );
+    let (id, tagged) = (same_group.id, same_group.tag() == Some(&users));
+    check!(
+        id == first && tagged,
+        "same database: #{id} reused, now tagged with {:?}",
+        users.1
+    );
+    drop(same_group);
+    let other = pool.take_tagged(&tag("orders", "totals"), SECOND)?.id;
+    check!(
+        other != first,
+        "another database: a new connection #{other}"
+    );
+    let (tags, idle_tagged) = (pool.manager().tags.load(Relaxed), pool.status().tagged);
+    check!(
+        tags == 2 && idle_tagged == 2,
+        "tag hook calls {tags} == 2, idle tagged {idle_tagged} == 2"
+    );
+
+    // 5. A group of two replicas.
+    let group = PoolGroup::new();
+    for key in ["replica-1", "replica-2"] {
+        group.add_pool(key, ObjectPool::builder(reliable_db()).max_size(3).build()?)?;
+    }
+    for _ in 0..200 {
+        drop(group.try_take()?);
+    }
+    let stats = |key| group.pool(&key).map(|pool| pool.stats().takes);
+    let takes = [stats("replica-1"), stats("replica-2")].map(Option::unwrap_or_default);
+    println!("  200 group try_takes, one at a time: {takes:?} per replica");
+    check!(
+        takes.iter().all(|&n| n >= 50),
+        "try_take spreads over both replicas"
+    );
+    let held: Vec<_> = (0..6).map_while(|_| group.try_take().ok()).collect();
+    let refused = group
+        .try_take()
+        .err()
+        .is_some_and(|error| error.is_overload());
+    check!(
+        held.len() == 6 && refused,
+        "6 held over both replicas, then Overload"
+    );
+    let removed = group
+        .remove_pool(&"replica-1", Removal::Graceful)
+        .ok_or("no replica-1")?;
+    let (keys, stale) = (group.keys(), removed.stale_count());
+    println!("  remove_pool(replica-1, Graceful) with 6 held: keys {keys:?}, its stale {stale}");
+    check!(
+        keys == ["replica-2"] && stale == 3,
+        "replica-1 left, its 3 held connections stale"
+    );
+    drop(held);
+    let takes = removed.stats().takes;
+    drop(group.try_take()?);
+    let (size, db) = (removed.status().size, removed.manager());
+    let (opened, closed) = (db.opened.load(Relaxed), db.closed.load(Relaxed));
+    check!(
+        size == 0 && opened == closed,
+        "replica-1 closed them as they came back: {closed} of {opened}"
+    );
+    check!(
+        removed.stats().takes == takes,
+        "new takes go to replica-2 only"
+    );
     Ok(())
 }

@@ -436,7 +436,7 @@ mod object_pool {
     use std::time::Duration;
 
     use loom::sync::atomic::AtomicBool;
-    use sidejob::{Manager, ObjectPool, TakeError};
+    use sidejob::{Manager, ObjectPool, TaggedManager, TakeError};
 
     /// Long enough never to pass: loom models no time, so a waiter that
     /// nobody serves would be reported as a deadlock.
@@ -469,6 +469,10 @@ mod object_pool {
             }
             Ok(self.made.fetch_add(1, Ordering::SeqCst))
         }
+    }
+
+    impl TaggedManager for Numbers {
+        type Tag = (u8, u8);
     }
 
     fn pool(fail_first: bool) -> Arc<ObjectPool<Numbers>> {
@@ -547,6 +551,31 @@ mod object_pool {
                 (status.size, status.creating, status.waiting),
                 (stats.creates as usize, 0, 0)
             );
+        });
+    }
+
+    /// (j) As (h) with a tagged object, which idles on the tag shelf instead
+    /// of a stack: its return reads `waiting` under the shelf's lock, and a
+    /// waiter's scan looks at the shelf, so the waiter is served either way.
+    #[test]
+    fn tagged_return_racing_a_waiter_reaches_it() {
+        loom::model(|| {
+            let pool = pool(false);
+            let returner = {
+                let pool = Arc::clone(&pool);
+                thread::spawn(move || {
+                    let object = pool.take_tagged(&(1, 2), FOREVER).expect("served");
+                    assert_eq!(object.tag(), Some(&(1, 2)));
+                    drop(object);
+                })
+            };
+            let object = pool.take(FOREVER).expect("the waiter is served");
+            assert_eq!(*object, 0, "only one object is ever made");
+            drop(object);
+            returner.join().unwrap();
+            let status = pool.status();
+            assert_eq!((status.size, status.idle, status.waiting), (1, 1, 0));
+            assert_eq!(pool.stats().creates, 1);
         });
     }
 }
