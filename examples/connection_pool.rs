@@ -361,7 +361,7 @@ fn lifecycle(max: usize, clients: u16) -> Fallible {
         wait_until(SECOND, || pool.status().size >= busy);
         pool.reconfigure(|c| c.max_size = small)?;
         let started = Instant::now();
-        let drained = wait_until(SECOND, || pool.status().size <= small);
+        let drained = wait_until(SECOND, || { eprintln!("DBG {:?} {:?}", pool.status(), started.elapsed()); pool.status().size <= small });
         let drain = started.elapsed();
         // Watch for 50 ms, clients still running: nothing grows past `small`.
         let (mut most, until) = (0, Instant::now() + Duration::from_millis(50));
