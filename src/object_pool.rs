@@ -694,14 +694,15 @@ impl<M: Manager> ObjectPool<M> {
             shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
         }
         let mut panic = None;
-        if new.max_size != old.max_size {
+        if new.max_size > old.max_size {
             shared.slots.set_capacity(new.max_size);
-            if new.max_size > old.max_size {
-                shared.serve_waiters_with_new_slots();
-            } else {
-                shared.gate.oversized.store(true, Ordering::Relaxed);
-                panic = shared.shrink_idle_to(new.max_size);
-            }
+            shared.serve_waiters_with_new_slots();
+        } else if new.max_size < old.max_size {
+            // The flag first, so that no slot freed meanwhile goes to a
+            // waiter (see `free_slot`).
+            shared.gate.oversized.store(true, Ordering::Relaxed);
+            shared.slots.set_capacity(new.max_size);
+            panic = shared.shrink_idle_to(new.max_size);
         }
         shared.maintenance.wake_now();
         if let Some(panic) = panic {
@@ -1430,9 +1431,17 @@ impl<M: Manager> PoolShared<M> {
     /// Frees `slot`: to the oldest waiter, which makes its own object, or
     /// back to the resource. Under the queue lock, so a waiter that found no
     /// slot before it slept is always served (see `# Protocol`).
+    ///
+    /// Above a lowered `max_size`, the slot goes back to the resource, which
+    /// admits nobody until the pool fits again: a waiter handed it would
+    /// make an object and keep the pool above its size for as long as
+    /// takers wait. The size is read under the queue lock, so two frees
+    /// cannot both see the pool too big and both give their slot back.
     pub(crate) fn free_slot(&self, slot: usize) {
         let mut queue = lock(&self.waiters);
-        if !self.gate.closed.load(Ordering::Relaxed) {
+        let oversized = self.gate.oversized.load(Ordering::Relaxed)
+            && self.slots.usage() > self.slots.capacity();
+        if !oversized && !self.gate.closed.load(Ordering::Relaxed) {
             let served = queue.serve(Handoff::Slot(slot));
             self.gate.waiting.store(queue.len(), Ordering::Relaxed);
             if served.is_ok() {

@@ -109,3 +109,36 @@ fn setting_an_idle_timeout_later_starts_reaping() {
     .unwrap();
     eventually("the idle member is reaped", || pool.status().size == 0);
 }
+
+#[test]
+fn lowering_max_size_while_takers_wait_drains_before_serving_them() {
+    let members = Members::new();
+    let pool = pool(&members, 4);
+    let mut held: Vec<_> = (0..4).map(|_| pool.try_take().unwrap()).collect();
+    thread::scope(|s| {
+        let waiters: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| pool.take(LONG).map(|m| m.id)))
+            .collect();
+        eventually("two takers wait", || pool.status().waiting == 2);
+        pool.reconfigure(|config| config.max_size = 2).unwrap();
+        // The first two returns are above the new size: destroyed, and
+        // their slots go back rather than to a waiter, which would make a
+        // new member and keep the pool at 4.
+        drop(held.pop());
+        drop(held.pop());
+        assert_eq!(members.destroyed(), [4, 3]);
+        let status = pool.status();
+        assert_eq!((status.size, status.waiting), (2, 2));
+        // The pool fits now: each return goes to a waiter.
+        drop(held.pop());
+        drop(held.pop());
+        let mut ids: Vec<u32> = waiters
+            .into_iter()
+            .map(|w| w.join().unwrap().unwrap())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, [1, 2]);
+    });
+    assert_eq!(members.live(), 2);
+    assert_eq!(pool.stats().creates, 4, "nothing was made for the waiters");
+}
