@@ -34,17 +34,39 @@ pub(crate) struct Member<O> {
     /// Its tag, once a tagged take taught it one; tagged objects idle on
     /// the tag shelf (`tag_index.rs`) instead of a stack.
     pub(crate) tag: Option<AnyTag>,
+    /// Whether it has a lifetime or a tag, so that its return needs more
+    /// than the gate's check: one flag for the fast path to test.
+    pub(crate) special: bool,
 }
 
 impl<O> Member<O> {
     /// No expiry.
     pub(crate) const NEVER: u64 = u64::MAX;
 
+    /// A new object's member, counted by `slot`.
+    pub(crate) fn boxed(object: O, slot: usize, generation: u64, expires: u64) -> Idle<O> {
+        Box::new(CachePadded::new(Member {
+            object,
+            slot,
+            generation,
+            expires,
+            idle_since: 0,
+            tag: None,
+            special: expires != Self::NEVER,
+        }))
+    }
+
     /// Whether the object has a lifetime at all (most have none, and skip
     /// reading the clock).
     #[inline]
     pub(crate) fn may_expire(&self) -> bool {
         self.expires != Self::NEVER
+    }
+
+    /// Gives the object its tag.
+    pub(crate) fn set_tag(&mut self, tag: AnyTag) {
+        self.tag = Some(tag);
+        self.special = true;
     }
 }
 
@@ -58,8 +80,10 @@ impl<O> std::fmt::Debug for Member<O> {
     }
 }
 
-/// An object that exists in the pool, boxed with its bookkeeping.
-pub(crate) type Idle<O> = Box<Member<O>>;
+/// An object that exists in the pool, boxed with its bookkeeping. The box
+/// has cache lines of its own: a return writes it, and two threads' boxes
+/// side by side would otherwise share a line.
+pub(crate) type Idle<O> = Box<CachePadded<Member<O>>>;
 
 /// One shard's stack of idle objects and its share of the take counter,
 /// which costs nothing to keep under the lock the pop already holds.

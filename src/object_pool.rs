@@ -133,7 +133,6 @@ pub(crate) struct PoolShared<M: Manager> {
     config: ArcSwap<PoolConfig>,
     /// Serialises `reconfigure` calls.
     reconfiguring: Mutex<()>,
-    clock: PoolClock,
     /// Wakes the maintainer thread.
     maintenance: Maintenance,
     /// Idle tagged objects, made at the first tagged take.
@@ -146,6 +145,9 @@ pub(crate) struct PoolShared<M: Manager> {
 
 #[derive(Debug)]
 struct Gate {
+    /// The pool clock; its coarse reading, which a return stamps, lives on
+    /// this line, which the return reads anyway.
+    clock: PoolClock,
     closed: AtomicBool,
     /// The wait queue's length; see the module's `# Protocol`.
     waiting: AtomicUsize,
@@ -247,6 +249,7 @@ impl<M: Manager> ObjectPool<M> {
             slots,
             idle: idle_stacks(shards),
             gate: CachePadded::new(Gate {
+                clock: PoolClock::new(),
                 closed: AtomicBool::new(false),
                 waiting: AtomicUsize::new(0),
                 generation: AtomicU64::new(0),
@@ -257,7 +260,6 @@ impl<M: Manager> ObjectPool<M> {
             waiters: Mutex::new(WaitQueue::new()),
             config: ArcSwap::from_pointee(config.clone()),
             reconfiguring: Mutex::new(()),
-            clock: PoolClock::new(),
             maintenance: Maintenance::new(),
             tags: std::sync::OnceLock::new(),
             generations: Mutex::new(BTreeMap::new()),
@@ -923,7 +925,7 @@ impl<M: TaggedManager> PoolShared<M> {
         let object = &mut idle.object;
         match catch_unwind(AssertUnwindSafe(|| self.manager.tag(object, tag))) {
             Ok(Ok(())) => {
-                idle.tag = Some(Box::new(tag.clone()));
+                idle.set_tag(Box::new(tag.clone()));
                 Ok(idle)
             }
             Ok(Err(error)) => {
@@ -1012,7 +1014,7 @@ impl<M: Manager> PoolShared<M> {
     #[cold]
     #[inline(never)]
     fn unless_expired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
-        if self.clock.precise() < idle.expires {
+        if self.gate.clock.precise() < idle.expires {
             return Some(idle);
         }
         let slot = idle.slot;
@@ -1103,7 +1105,7 @@ impl<M: Manager> PoolShared<M> {
 
     /// `idle`, unless its lifetime ran out: then it is destroyed.
     fn unexpired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
-        if idle.may_expire() && self.clock.precise() >= idle.expires {
+        if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
             self.expire(idle);
             return None;
         }
@@ -1129,14 +1131,7 @@ impl<M: Manager> PoolShared<M> {
             Ok(Ok(object)) => {
                 bump(&counters.creates);
                 let (generation, expires) = self.birth();
-                Ok(Box::new(Member {
-                    object,
-                    slot,
-                    generation,
-                    expires,
-                    idle_since: 0,
-                    tag: None,
-                }))
+                Ok(Member::boxed(object, slot, generation, expires))
             }
             Ok(Err(error)) => {
                 bump(&counters.create_failures);
@@ -1166,7 +1161,7 @@ impl<M: Manager> PoolShared<M> {
                 } else {
                     std::collections::hash_map::RandomState::new().hash_one(generation) % jitter
                 };
-                let now = self.clock.precise();
+                let now = self.gate.clock.precise();
                 now.saturating_add(nanos(lifetime) - shortened)
             }
         };
@@ -1252,18 +1247,22 @@ impl<M: Manager> PoolShared<M> {
     /// Takes back a returned object: reused if its holder did not panic and
     /// it passes [`Manager::check`], destroyed otherwise.
     #[inline]
-    pub(crate) fn give_back(&self, held: &mut Option<Idle<M::Object>>) {
+    pub(crate) fn give_back(&self, idle: Idle<M::Object>) {
         if std::thread::panicking() {
-            return self.give_back_from_panic(held);
+            return self.give_back_from_panic(idle);
         }
         // If `check` panics, the guard destroys the object (its slot freed)
-        // as the panic passes through. The object is checked where it lies.
-        let guard = DestroyOnUnwind { pool: self, held };
-        let Some(idle) = guard.held.as_mut() else {
+        // as the panic passes through. The object stays in its box, so
+        // moving it in and out of the guard moves a pointer.
+        let mut guard = DestroyOnUnwind {
+            pool: self,
+            idle: std::mem::ManuallyDrop::new(Some(idle)),
+        };
+        let Some(idle) = guard.idle.as_mut() else {
             return;
         };
         let reusable = self.manager.check(&mut idle.object);
-        let Some(idle) = guard.held.take() else {
+        let Some(idle) = guard.idle.take() else {
             return;
         };
         if reusable {
@@ -1277,25 +1276,27 @@ impl<M: Manager> PoolShared<M> {
     /// destroyed. A panicking `destroy` now would abort, so it is contained.
     #[cold]
     #[inline(never)]
-    fn give_back_from_panic(&self, held: &mut Option<Idle<M::Object>>) {
-        if let Some(idle) = held.take() {
-            let _ = self.destroy(idle);
-        }
+    fn give_back_from_panic(&self, idle: Idle<M::Object>) {
+        let _ = self.destroy(idle);
     }
 
     /// Keeps a reusable object: onto its slot's stack, or to a waiter.
     /// Objects that expired or were retired are destroyed instead.
     #[inline]
-    pub(crate) fn put_idle(&self, mut idle: Idle<M::Object>) {
-        if idle.may_expire() && self.clock.precise() >= idle.expires {
-            return self.expire(idle);
+    pub(crate) fn put_idle(&self, idle: Idle<M::Object>) {
+        if idle.special {
+            return self.put_special(idle);
         }
-        idle.idle_since = self.clock.coarse();
-        if idle.tag.is_some() {
-            return self.put_tagged(idle);
-        }
-        let mut stack = spin_lock(&self.idle[idle.slot]);
+        self.put_on_stack(idle);
+    }
+
+    /// Pushes an untagged object onto its slot's stack, or hands it to the
+    /// cold path when takers wait or the gate says otherwise.
+    #[inline]
+    fn put_on_stack(&self, mut idle: Idle<M::Object>) {
         let gate = &self.gate;
+        idle.idle_since = gate.clock.coarse();
+        let mut stack = spin_lock(&self.idle[idle.slot]);
         if gate.waiting.load(Ordering::Relaxed) == 0
             && !gate.closed.load(Ordering::Relaxed)
             && !gate.oversized.load(Ordering::Relaxed)
@@ -1308,10 +1309,24 @@ impl<M: Manager> PoolShared<M> {
         self.put_idle_cold(idle);
     }
 
-    /// Shelves a returned tagged object, as `put_idle` pushes an untagged
-    /// one: the shelf's lock stands in for the stack's.
+    /// `put_idle` for an object with a lifetime or a tag: destroys it if
+    /// its lifetime ran out, else keeps it on the shelf (tagged) or its
+    /// stack.
     #[cold]
     #[inline(never)]
+    fn put_special(&self, mut idle: Idle<M::Object>) {
+        if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
+            return self.expire(idle);
+        }
+        if idle.tag.is_none() {
+            return self.put_on_stack(idle);
+        }
+        idle.idle_since = self.gate.clock.coarse();
+        self.put_tagged(idle);
+    }
+
+    /// Shelves a returned tagged object, as `put_idle` pushes an untagged
+    /// one: the shelf's lock stands in for the stack's.
     fn put_tagged(&self, idle: Idle<M::Object>) {
         let shelf = self.tags.get().expect("a tagged object implies the shelf");
         let generation = idle.generation;
@@ -1360,7 +1375,7 @@ impl<M: Manager> PoolShared<M> {
             !gate.closed.load(Ordering::Relaxed)
                 && gate.generation.load(Ordering::Relaxed) == generation
         };
-        idle.idle_since = self.clock.coarse();
+        idle.idle_since = self.gate.clock.coarse();
         if idle.tag.is_some() {
             let shelf = self.tags.get().expect("a tagged object implies the shelf");
             if let Err(idle) = shelf.put(idle, &admit) {
@@ -1394,7 +1409,7 @@ impl<M: Manager> PoolShared<M> {
             slot,
             generation,
             ..
-        } = *idle;
+        } = CachePadded::into_inner(*idle);
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
         bump(&self.counters.destroyed);
         self.bury(generation);
@@ -1422,7 +1437,7 @@ impl<M: Manager> PoolShared<M> {
             slot,
             generation,
             ..
-        } = *idle;
+        } = CachePadded::into_inner(*idle);
         self.bury(generation);
         self.free_slot(slot);
         object
@@ -1645,7 +1660,7 @@ impl<M: Manager> PoolShared<M> {
         if config.idle_timeout.is_none() && config.max_lifetime.is_none() {
             return;
         }
-        let now = self.clock.tick();
+        let now = self.gate.clock.tick();
         // A stamp can be one interval early (see `pool_clock.rs`).
         let idle_limit = config
             .idle_timeout
@@ -1720,12 +1735,13 @@ fn nanos(duration: Duration) -> u64 {
 /// [`Manager::check`] panics.
 struct DestroyOnUnwind<'a, M: Manager> {
     pool: &'a PoolShared<M>,
-    held: &'a mut Option<Idle<M::Object>>,
+    /// Without drop glue, as in `Pooled`: `drop` takes what is left.
+    idle: std::mem::ManuallyDrop<Option<Idle<M::Object>>>,
 }
 
 impl<M: Manager> Drop for DestroyOnUnwind<'_, M> {
     fn drop(&mut self) {
-        if let Some(idle) = self.held.take() {
+        if let Some(idle) = self.idle.take() {
             // Already unwinding: a second panic from `destroy` is contained.
             let _ = self.pool.destroy(idle);
         }

@@ -2,6 +2,7 @@
 //! that keeps the pool alive instead of borrowing it.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -40,15 +41,19 @@ use crate::object_pool::PoolShared;
 /// ```
 pub struct OwnedPooled<M: Manager> {
     pool: Arc<PoolShared<M>>,
-    /// `None` only once `fail` or `detach` has taken it.
-    idle: Option<Idle<M::Object>>,
+    /// `None` only once `fail`, `detach` or `drop` has taken it. In
+    /// `ManuallyDrop` so that the field has no drop glue: `drop` always
+    /// takes the object, and the `None` left behind needs no dropping, so
+    /// the inlined return ends there instead of calling a drop function for
+    /// an option that is known to be empty.
+    idle: ManuallyDrop<Option<Idle<M::Object>>>,
 }
 
 impl<M: Manager> OwnedPooled<M> {
     pub(crate) fn new(pool: Arc<PoolShared<M>>, idle: Idle<M::Object>) -> Self {
         OwnedPooled {
             pool,
-            idle: Some(idle),
+            idle: ManuallyDrop::new(Some(idle)),
         }
     }
 
@@ -134,7 +139,9 @@ impl<M: Manager> DerefMut for OwnedPooled<M> {
 impl<M: Manager> Drop for OwnedPooled<M> {
     #[inline]
     fn drop(&mut self) {
-        self.pool.give_back(&mut self.idle);
+        if let Some(idle) = self.idle.take() {
+            self.pool.give_back(idle);
+        }
     }
 }
 

@@ -9,22 +9,21 @@
 
 use std::time::Instant;
 
-use crossbeam_utils::CachePadded;
-
 use crate::sync::{AtomicU64, Ordering};
 
 #[derive(Debug)]
 pub(crate) struct PoolClock {
     origin: Instant,
-    /// The last tick; written by the maintainer only.
-    coarse: CachePadded<AtomicU64>,
+    /// The last tick; written by the maintainer only, so it can share a
+    /// read-mostly cache line.
+    coarse: AtomicU64,
 }
 
 impl PoolClock {
     pub(crate) fn new() -> Self {
         PoolClock {
             origin: Instant::now(),
-            coarse: CachePadded::new(AtomicU64::new(0)),
+            coarse: AtomicU64::new(0),
         }
     }
 

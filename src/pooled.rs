@@ -1,6 +1,7 @@
 //! [`Pooled`]: an object taken from an [`ObjectPool`](crate::ObjectPool).
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 
 use crate::idle::Idle;
@@ -37,8 +38,12 @@ use crate::tag_index::tag_of;
 /// ```
 pub struct Pooled<'a, M: Manager> {
     pool: &'a PoolShared<M>,
-    /// `None` only once `fail` or `detach` has taken it.
-    idle: Option<Idle<M::Object>>,
+    /// `None` only once `fail`, `detach` or `drop` has taken it. In
+    /// `ManuallyDrop` so that the field has no drop glue: `drop` always
+    /// takes the object, and the `None` left behind needs no dropping, so
+    /// the inlined return ends there instead of calling a drop function for
+    /// an option that is known to be empty.
+    idle: ManuallyDrop<Option<Idle<M::Object>>>,
 }
 
 impl<'a, M: Manager> Pooled<'a, M> {
@@ -46,7 +51,7 @@ impl<'a, M: Manager> Pooled<'a, M> {
     pub(crate) fn new(pool: &'a PoolShared<M>, idle: Idle<M::Object>) -> Self {
         Pooled {
             pool,
-            idle: Some(idle),
+            idle: ManuallyDrop::new(Some(idle)),
         }
     }
 
@@ -163,7 +168,9 @@ impl<M: Manager> DerefMut for Pooled<'_, M> {
 impl<M: Manager> Drop for Pooled<'_, M> {
     #[inline]
     fn drop(&mut self) {
-        self.pool.give_back(&mut self.idle);
+        if let Some(idle) = self.idle.take() {
+            self.pool.give_back(idle);
+        }
     }
 }
 
