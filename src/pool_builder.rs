@@ -127,8 +127,9 @@ impl<M: Manager> ObjectPoolBuilder<M> {
     }
 
     /// How many takers may wait at once; the next one gets
-    /// [`TakeError::QueueFull`] at once. Default [`DEFAULT_QUEUE_MAX`]; 0
-    /// makes [`ObjectPool::take`] never wait.
+    /// [`TakeError::QueueFull`](crate::TakeError::QueueFull) at once.
+    /// Default [`DEFAULT_QUEUE_MAX`]; 0 makes [`ObjectPool::take`] never
+    /// wait.
     ///
     /// # Examples
     ///
