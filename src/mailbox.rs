@@ -19,7 +19,7 @@ pub(crate) enum Received<T> {
 #[cfg(not(sidejob_loom))]
 mod backend {
     use super::*;
-    use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+    use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
     pub(crate) struct MailSender<T>(Sender<T>);
     pub(crate) struct MailReceiver<T>(Receiver<T>);
@@ -34,6 +34,14 @@ mod backend {
         #[inline]
         pub(crate) fn post(&self, message: T) {
             if self.0.try_send(message).is_err() {
+                unreachable!("a mailbox holds every message its slots admit");
+            }
+        }
+
+        /// Queues `message` unless the worker is gone: it never started,
+        /// because a build failed part way. The caller holds the room.
+        pub(crate) fn post_unless_gone(&self, message: T) {
+            if let Err(TrySendError::Full(_)) = self.0.try_send(message) {
                 unreachable!("a mailbox holds every message its slots admit");
             }
         }
@@ -93,6 +101,10 @@ mod backend {
         pub(crate) fn post(&self, message: T) {
             self.0.messages.lock().unwrap().push_back(message);
             self.0.ready.notify_one();
+        }
+
+        pub(crate) fn post_unless_gone(&self, message: T) {
+            self.post(message);
         }
     }
 

@@ -153,7 +153,7 @@ impl WorkerPool<NoWorker> {
 enum Envelope<W: Worker> {
     Call {
         request: W::Request,
-        reply: ReplySender<Result<W::Reply, Failure>>,
+        reply: ReplySender<Result<W::Reply, Failure<W::Request>>>,
         /// When it was posted, if it is one of the timed messages.
         posted: Option<Instant>,
     },
@@ -166,13 +166,16 @@ enum Envelope<W: Worker> {
 }
 
 /// Where a call's reply arrives.
-type CallReply<W> = ReplyReceiver<Result<<W as Worker>::Reply, Failure>>;
+type CallReply<W> = ReplyReceiver<Result<<W as Worker>::Reply, Failure<<W as Worker>::Request>>>;
 
 /// Why a call got no reply value.
-#[derive(Debug, Clone, Copy)]
-enum Failure {
-    /// The handler panicked, or no worker could be built to run it.
+#[derive(Debug)]
+enum Failure<R> {
+    /// The handler panicked.
     Panicked,
+    /// The pool shut down while no worker could be built to run it (its
+    /// factory kept panicking): the request comes back unhandled.
+    Closed(R),
 }
 
 /// What the pool's threads share.
@@ -305,7 +308,8 @@ impl<W: Worker> WorkerPool<W> {
     ///
     /// * [`CallError::Overload`] with the request, at once, when every mailbox
     ///   is full;
-    /// * [`CallError::Closed`] with the request, at once, after shutdown;
+    /// * [`CallError::Closed`] with the request, at once, after shutdown, or
+    ///   at shutdown if its worker panicked and could not be rebuilt;
     /// * [`CallError::Timeout`] when no reply came in time (the request is
     ///   skipped if its worker had not started it);
     /// * [`CallError::WorkerPanicked`] when the handler panicked on it.
@@ -367,6 +371,7 @@ impl<W: Worker> WorkerPool<W> {
         match receiver.recv_timeout(timeout) {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(Failure::Panicked)) | Err(NoReply::Dropped) => Err(CallError::WorkerPanicked),
+            Ok(Err(Failure::Closed(request))) => Err(CallError::Closed(request)),
             Err(NoReply::Timeout) => Err(CallError::Timeout),
         }
     }
@@ -606,7 +611,10 @@ impl<W: Worker> WorkerPool<W> {
     /// New calls and casts get `Closed` from the moment it begins. Messages
     /// already admitted are all handled, so every waiting caller gets its
     /// reply and no cast is lost; each worker then runs
-    /// [`Worker::terminate`]. Calling it again, from any thread, waits for
+    /// [`Worker::terminate`]. The one exception is a shard whose worker
+    /// panicked and whose factory keeps panicking: it cannot handle what is
+    /// left, so its callers get `Closed` with their request back, and its
+    /// casts are dropped (counted in the stats as `skipped`). Calling it again, from any thread, waits for
     /// the same end. Called from inside a handler, it returns without waiting
     /// for that handler's own thread.
     ///
@@ -636,8 +644,10 @@ impl<W: Worker> WorkerPool<W> {
             self.shared.resource.set_capacity(0);
             // Only now: once `is_closed` says so, every send is refused.
             self.shared.closed.store(true, Ordering::Release);
+            // A worker whose thread never started (a build that failed part
+            // way) has no mailbox left to stop.
             for mailbox in self.shared.mailboxes.iter() {
-                mailbox.post(Envelope::Stop);
+                mailbox.post_unless_gone(Envelope::Stop);
             }
         }
         for thread in threads.drain(..) {
@@ -691,7 +701,7 @@ pub struct CallFuture<W: Worker> {
 
 #[cfg(not(sidejob_loom))]
 enum CallState<W: Worker> {
-    Waiting(crate::reply::ReplyFuture<Result<W::Reply, Failure>>),
+    Waiting(crate::reply::ReplyFuture<Result<W::Reply, Failure<W::Request>>>),
     Refused(Option<CallError<W::Request>>),
 }
 
@@ -709,6 +719,7 @@ impl<W: Worker> Future for CallFuture<W> {
             CallState::Waiting(reply) => {
                 Pin::new(reply).poll(context).map(|outcome| match outcome {
                     Ok(Ok(reply)) => Ok(reply),
+                    Ok(Err(Failure::Closed(request))) => Err(CallError::Closed(request)),
                     Ok(Err(Failure::Panicked)) | Err(_) => Err(CallError::WorkerPanicked),
                 })
             }
@@ -763,7 +774,8 @@ pub struct WorkerPoolStats {
     /// Messages whose handler ran (returned or panicked), ever.
     pub handled: u64,
     /// Calls skipped because their caller had given up (timed out or dropped
-    /// the future) before their worker reached them, ever.
+    /// the future) before their worker reached them, and casts left unhandled
+    /// at shutdown by a worker that could not be rebuilt, ever.
     pub skipped: u64,
     /// Handlers that panicked, ever.
     pub panics: u64,
@@ -838,6 +850,7 @@ pub struct WorkerPoolBuilder {
     pin_workers: bool,
     name: Option<String>,
     latency_sample_every: Option<u32>,
+    stack_size: Option<usize>,
 }
 
 impl WorkerPoolBuilder {
@@ -1005,6 +1018,27 @@ impl WorkerPoolBuilder {
         self
     }
 
+    /// The stack size of each worker thread, in bytes; by default the
+    /// platform's (see [`std::thread::Builder::stack_size`]). Handlers
+    /// that recurse deeply may need more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder()
+    ///     .capacity(4)
+    ///     .stack_size(256 * 1024)
+    ///     .build(|_| Noop)?;
+    /// pool.call(())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
     /// Builds the workers with `factory` (given the shard index), starts
     /// their threads, and returns the running pool.
     ///
@@ -1015,7 +1049,8 @@ impl WorkerPoolBuilder {
     /// A [`BuildError`] naming the setting: `capacity` not set or too large,
     /// `shards` 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), `call_timeout`
     /// or `tick_interval` zero, `name` with a NUL byte; `factory` if it
-    /// panicked; `shards` if the OS refused to start a worker thread.
+    /// panicked; `stack_size` (when set, else `shards`) if the OS refused to
+    /// start a worker thread. Workers already started are stopped.
     ///
     /// # Examples
     ///
@@ -1107,12 +1142,19 @@ impl WorkerPoolBuilder {
                 tick_interval: self.tick_interval,
                 core: (!cores.is_empty()).then(|| cores[shard % cores.len()]),
             };
-            match spawn_named(format!("{name}-{shard}"), None, move || run.run(worker)) {
+            let spawned = spawn_named(format!("{name}-{shard}"), self.stack_size, move || {
+                run.run(worker)
+            });
+            match spawned {
                 Ok(thread) => lock(&pool.threads).push(thread),
                 Err(err) => {
                     // Dropping the pool stops the workers already started.
                     return Err(BuildError::new(
-                        "shards",
+                        if self.stack_size.is_some() {
+                            "stack_size"
+                        } else {
+                            "shards"
+                        },
                         format!("could not start the worker thread of shard {shard}: {err}"),
                     ));
                 }
@@ -1207,8 +1249,9 @@ where
                         continue;
                     }
                     let Some(current) = worker.as_mut() else {
+                        // Only when shutting down with no worker to be had.
                         self.shared.resource.release_slot(self.shard);
-                        reply.send(Err(Failure::Panicked));
+                        reply.send(Err(Failure::Closed(request)));
                         continue;
                     };
                     let started = posted.map(|_| started.unwrap_or_else(Instant::now));
