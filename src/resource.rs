@@ -71,7 +71,10 @@ pub const MAX_SHARDS: usize = 1 << 16;
 /// exact share of the capacity. [`try_acquire`](Resource::try_acquire) starts
 /// at the calling thread's home shard and probes the others in turn; it fails
 /// fast with [`Overload`] only when it saw every shard full. Usage never
-/// exceeds capacity, not even for an instant.
+/// exceeds capacity, not even for an instant; the one exception is the
+/// permits still held when [`set_capacity`](Resource::set_capacity) lowers
+/// the capacity below them, which are never revoked (nothing is admitted
+/// until usage is back under the new capacity).
 ///
 /// # Examples
 ///
@@ -439,7 +442,8 @@ impl Resource {
     /// The number of permits held right now, summed over the shards.
     ///
     /// Each shard is read once; under concurrent use the sum is a moment's
-    /// picture, never above the sum of the limits.
+    /// picture, never above the capacity, except for the permits still held
+    /// after [`set_capacity`](Resource::set_capacity) lowered it below them.
     ///
     /// # Examples
     ///
