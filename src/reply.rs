@@ -9,7 +9,8 @@ use std::time::Duration;
 /// Why no reply was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NoReply {
-    /// The timeout passed first.
+    /// The timeout passed first (never under loom, which models no time).
+    #[cfg_attr(sidejob_loom, allow(dead_code))]
     Timeout,
     /// The worker dropped the slot without answering.
     Dropped,

@@ -31,10 +31,13 @@
 //! by one worker and read as a figure.
 
 use std::fmt;
+#[cfg(not(sidejob_loom))]
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(not(sidejob_loom))]
 use std::pin::Pin;
 use std::sync::Arc;
+#[cfg(not(sidejob_loom))]
 use std::task::{Context, Poll};
 use std::time::Duration;
 
