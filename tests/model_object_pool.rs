@@ -1,0 +1,581 @@
+//! Model-based property tests of [`sidejob::ObjectPool`] (issue #7).
+//!
+//! Random sequences of operations run against a real one-shard pool (so that
+//! where an object idles is deterministic) of `max_size` 1 to 4, and against
+//! a small sequential model of it written out below: take (`try_take`), take
+//! with a 1 ms wait (`take`), return a held object (drop it), fail a held
+//! object (`Pooled::fail`), make the manager's next `create` fail,
+//! `retire_all`, and, in the second property, a tagged take
+//! (`take_tagged(&(group, key), 1 ms)`, three groups of two keys). After every
+//! operation the pool must equal the model exactly:
+//!
+//! * the outcome of each take: which object (the manager numbers them in
+//!   order of creation, so reuse is visible: the untagged idle object
+//!   returned last is taken first), or `Overload`, `Timeout` (a take that
+//!   waits while the pool is full and nothing idles) or `Create`;
+//! * the objects held, their ids and tags, in order;
+//! * `status()`: `size`, `idle`, `tagged`, `in_use`, `creating`, `waiting`,
+//!   `max_size`; `stale_count()`;
+//! * `stats()`: takes, waits, timeouts, rejections, creations and their
+//!   failures, destructions, evictions (and no reaping or expiry).
+//!
+//! A tagged take looks, as documented on `take_tagged`, for the exact tag
+//! (the most recently returned), then the same group (retaught the tag),
+//! then an untagged idle object, then a new object, then, at `max_size`,
+//! destroys the least recently used idle tagged object to make a new one,
+//! and else waits (here: times out). Taking an untagged idle object asks the
+//! maintainer thread for an untagged replacement, which it makes in the
+//! background if there is room: the test then waits until `stats()` shows
+//! the attempt and `status()` its result, so the model stays exact. With
+//! no room, the maintainer's attempt fails unseen, and its retry could come
+//! whenever a later operation frees a slot, so that case ends after the take
+//! (its own outcome is still checked).
+//!
+//! Each property runs 64 cases of up to 30 operations by default; set
+//! `PROPTEST_CASES` to run more, e.g.
+//! `PROPTEST_CASES=5000 cargo test --release --test model_object_pool`.
+//! Failing cases shrink to a minimal `Vec<Op>`. No regression file is
+//! written; a failure prints the minimal sequence to paste into a test.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use proptest::sample::Index;
+use proptest::test_runner::TestCaseError;
+use sidejob::{Manager, ObjectPool, Pooled, TaggedManager, TakeError};
+
+/// A tag: `(group, key)`.
+type Tag = (u8, u8);
+
+/// How long the takes that may wait wait.
+const SHORT_WAIT: Duration = Duration::from_millis(1);
+
+/// How long the maintainer may take to make a replacement before the case
+/// fails. Never waited in a passing run: it only bounds a hang.
+const BACKGROUND_LIMIT: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------
+// Operations
+
+/// One step of a generated sequence.
+#[derive(Debug, Clone)]
+enum Op {
+    /// `try_take`.
+    Take,
+    /// `take(1 ms)`: like `try_take`, but a full pool with nothing idle
+    /// makes it wait, and time out.
+    TakeWaiting,
+    /// Drops one of the held objects (a no-op when none is held).
+    Return(Index),
+    /// `Pooled::fail` on one of the held objects.
+    Fail(Index),
+    /// The manager's next `create` fails.
+    FailNextCreate,
+    /// `retire_all`.
+    RetireAll,
+    /// `take_tagged(&(group, key), 1 ms)`.
+    TakeTagged(u8, u8),
+}
+
+fn untagged_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => Just(Op::Take),
+        2 => Just(Op::TakeWaiting),
+        4 => any::<Index>().prop_map(Op::Return),
+        2 => any::<Index>().prop_map(Op::Fail),
+        1 => Just(Op::FailNextCreate),
+        1 => Just(Op::RetireAll),
+    ]
+}
+
+fn any_op() -> impl Strategy<Value = Op> {
+    // Returns weigh more here, and tags are few, so that idle tagged
+    // objects pile up: several of one tag or group (which one a lookup
+    // picks) and full pools (eviction).
+    prop_oneof![
+        2 => untagged_op(),
+        2 => any::<Index>().prop_map(Op::Return),
+        3 => (0u8..3, 0u8..2).prop_map(|(group, key)| Op::TakeTagged(group, key)),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// The manager
+
+/// Numbers its objects 0, 1, 2, ... in order of creation; fails the next
+/// creation when asked to.
+#[derive(Debug, Default)]
+struct Numbered {
+    next: AtomicU64,
+    fail_next: AtomicBool,
+}
+
+#[derive(Debug)]
+struct CreateFailed;
+
+impl fmt::Display for CreateFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("creation failed on purpose")
+    }
+}
+
+impl std::error::Error for CreateFailed {}
+
+impl Manager for Numbered {
+    type Object = u64;
+    type Error = CreateFailed;
+
+    fn create(&self) -> Result<u64, CreateFailed> {
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err(CreateFailed);
+        }
+        Ok(self.next.fetch_add(1, Ordering::SeqCst))
+    }
+}
+
+impl TaggedManager for Numbered {
+    type Tag = Tag;
+}
+
+// ---------------------------------------------------------------------------
+// The model
+
+/// How a take ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Got {
+    Object(u64),
+    Overload,
+    Timeout,
+    Create,
+    /// Anything else: always a failure.
+    Unexpected(&'static str),
+}
+
+/// What a tagged take leaves to the maintainer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Background {
+    Nothing,
+    /// An untagged replacement, with room to make it: the model has made it
+    /// (or failed to, if a failure was armed).
+    Replacement,
+    /// An untagged replacement, but the pool is full.
+    NoRoom,
+}
+
+/// An object held by the test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Held {
+    id: u64,
+    tag: Option<Tag>,
+    /// Made before the last `retire_all`: destroyed when it comes back.
+    stale: bool,
+}
+
+/// The counters of `ObjectPoolStats` the model predicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Counts {
+    takes: u64,
+    waits: u64,
+    timeouts: u64,
+    rejected: u64,
+    creates: u64,
+    create_failures: u64,
+    destroyed: u64,
+    reaped: u64,
+    expired: u64,
+    evicted: u64,
+}
+
+/// The sequential reference.
+#[derive(Debug, Clone)]
+struct Model {
+    max_size: usize,
+    /// Untagged idle objects, the most recently returned last.
+    stack: Vec<u64>,
+    /// Tagged idle objects by return order: the first is the least
+    /// recently used.
+    shelf: BTreeMap<u64, (u64, Tag)>,
+    next_seq: u64,
+    held: Vec<Held>,
+    next_id: u64,
+    fail_next: bool,
+    counts: Counts,
+}
+
+impl Model {
+    fn new(max_size: usize) -> Self {
+        Model {
+            max_size,
+            stack: Vec::new(),
+            shelf: BTreeMap::new(),
+            next_seq: 0,
+            held: Vec::new(),
+            next_id: 0,
+            fail_next: false,
+            counts: Counts::default(),
+        }
+    }
+
+    fn size(&self) -> usize {
+        self.stack.len() + self.shelf.len() + self.held.len()
+    }
+
+    /// `create`: the next id, unless a failure is armed.
+    fn create(&mut self) -> Option<u64> {
+        if std::mem::take(&mut self.fail_next) {
+            self.counts.create_failures += 1;
+            return None;
+        }
+        self.counts.creates += 1;
+        self.next_id += 1;
+        Some(self.next_id - 1)
+    }
+
+    fn hand_out(&mut self, id: u64, tag: Option<Tag>) -> Got {
+        self.counts.takes += 1;
+        self.held.push(Held {
+            id,
+            tag,
+            stale: false,
+        });
+        Got::Object(id)
+    }
+
+    /// A new object for a taker, in a free slot.
+    fn create_for_taker(&mut self, tag: Option<Tag>) -> Got {
+        match self.create() {
+            Some(id) => self.hand_out(id, tag),
+            None => Got::Create,
+        }
+    }
+
+    /// `try_take`, or `take(1 ms)` if `waits`: the untagged idle object
+    /// returned last, else a new one, else the least recently used tagged
+    /// one (which keeps its tag), else refused.
+    fn take(&mut self, waits: bool) -> Got {
+        if let Some(id) = self.stack.pop() {
+            return self.hand_out(id, None);
+        }
+        if self.size() < self.max_size {
+            return self.create_for_taker(None);
+        }
+        if let Some((_, (id, tag))) = self.shelf.pop_first() {
+            return self.hand_out(id, Some(tag));
+        }
+        if waits {
+            self.counts.waits += 1;
+            self.counts.timeouts += 1;
+            Got::Timeout
+        } else {
+            self.counts.rejected += 1;
+            Got::Overload
+        }
+    }
+
+    /// The most recently returned tagged idle object that `matches`.
+    fn take_shelved(&mut self, matches: impl Fn(&Tag) -> bool) -> Option<u64> {
+        let seq = *self
+            .shelf
+            .iter()
+            .rev()
+            .find(|(_, (_, tag))| matches(tag))?
+            .0;
+        self.shelf.remove(&seq).map(|(id, _)| id)
+    }
+
+    /// `take_tagged(tag, 1 ms)`, in the documented order of lookup.
+    fn take_tagged(&mut self, tag: Tag) -> (Got, Background) {
+        if let Some(id) = self.take_shelved(|shelved| *shelved == tag) {
+            return (self.hand_out(id, Some(tag)), Background::Nothing);
+        }
+        if let Some(id) = self.take_shelved(|shelved| shelved.0 == tag.0) {
+            return (self.hand_out(id, Some(tag)), Background::Nothing);
+        }
+        if let Some(id) = self.stack.pop() {
+            let got = self.hand_out(id, Some(tag));
+            if self.size() == self.max_size {
+                return (got, Background::NoRoom);
+            }
+            // The maintainer's replacement, onto the stack.
+            if let Some(id) = self.create() {
+                self.stack.push(id);
+            }
+            return (got, Background::Replacement);
+        }
+        if self.size() < self.max_size {
+            return (self.create_for_taker(Some(tag)), Background::Nothing);
+        }
+        // At `max_size`: evict a tenth of it, at least one.
+        let mut evicted = false;
+        for _ in 0..(self.max_size / 10).max(1) {
+            if self.shelf.pop_first().is_none() {
+                break;
+            }
+            self.counts.destroyed += 1;
+            self.counts.evicted += 1;
+            evicted = true;
+        }
+        if evicted {
+            return (self.create_for_taker(Some(tag)), Background::Nothing);
+        }
+        self.counts.waits += 1;
+        self.counts.timeouts += 1;
+        (Got::Timeout, Background::Nothing)
+    }
+
+    /// Drops the `index`th held object: stale ones are destroyed, tagged
+    /// ones shelved as the most recently used, untagged ones pushed.
+    fn give_back(&mut self, index: usize) {
+        let held = self.held.remove(index);
+        if held.stale {
+            self.counts.destroyed += 1;
+        } else if let Some(tag) = held.tag {
+            self.shelf.insert(self.next_seq, (held.id, tag));
+            self.next_seq += 1;
+        } else {
+            self.stack.push(held.id);
+        }
+    }
+
+    fn fail(&mut self, index: usize) {
+        self.held.remove(index);
+        self.counts.destroyed += 1;
+    }
+
+    fn retire_all(&mut self) {
+        self.counts.destroyed += (self.stack.len() + self.shelf.len()) as u64;
+        self.stack.clear();
+        self.shelf.clear();
+        for held in &mut self.held {
+            held.stale = true;
+        }
+    }
+
+    fn view(&self) -> View {
+        let idle = self.stack.len() + self.shelf.len();
+        View {
+            max_size: self.max_size,
+            size: self.size(),
+            idle,
+            tagged: self.shelf.len(),
+            in_use: self.held.len(),
+            creating: 0,
+            waiting: 0,
+            stale: self.held.iter().filter(|held| held.stale).count(),
+            held: self.held.iter().map(|held| (held.id, held.tag)).collect(),
+            counts: self.counts.clone(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The real pool
+
+/// What the pool and the held objects show, or what the model predicts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct View {
+    max_size: usize,
+    size: usize,
+    idle: usize,
+    tagged: usize,
+    in_use: usize,
+    creating: usize,
+    waiting: usize,
+    /// `stale_count()`.
+    stale: usize,
+    /// The held objects' ids and tags, in order.
+    held: Vec<(u64, Option<Tag>)>,
+    counts: Counts,
+}
+
+fn view(pool: &ObjectPool<Numbered>, held: &[Pooled<'_, Numbered>]) -> View {
+    let status = pool.status();
+    let stats = pool.stats();
+    View {
+        max_size: status.max_size,
+        size: status.size,
+        idle: status.idle,
+        tagged: status.tagged,
+        in_use: status.in_use,
+        creating: status.creating,
+        waiting: status.waiting,
+        stale: pool.stale_count(),
+        held: held
+            .iter()
+            .map(|object| (**object, object.tag().copied()))
+            .collect(),
+        counts: Counts {
+            takes: stats.takes,
+            waits: stats.waits,
+            timeouts: stats.timeouts,
+            rejected: stats.rejected,
+            creates: stats.creates,
+            create_failures: stats.create_failures,
+            destroyed: stats.destroyed,
+            reaped: stats.reaped,
+            expired: stats.expired,
+            evicted: stats.evicted,
+        },
+    }
+}
+
+/// A take's outcome; a taken object joins `held`.
+fn got<'a>(
+    taken: Result<Pooled<'a, Numbered>, TakeError<CreateFailed>>,
+    held: &mut Vec<Pooled<'a, Numbered>>,
+) -> Got {
+    match taken {
+        Ok(object) => {
+            let id = *object;
+            held.push(object);
+            Got::Object(id)
+        }
+        Err(TakeError::Overload) => Got::Overload,
+        Err(TakeError::Timeout) => Got::Timeout,
+        Err(TakeError::Create(CreateFailed)) => Got::Create,
+        Err(TakeError::QueueFull) => Got::Unexpected("QueueFull"),
+        Err(TakeError::Tag(_)) => Got::Unexpected("Tag"),
+        Err(TakeError::Closed) => Got::Unexpected("Closed"),
+    }
+}
+
+/// Waits until the maintainer's replacement attempt shows: the creations
+/// and failures counted, and the pool at rest as the model says.
+fn await_replacement(
+    pool: &ObjectPool<Numbered>,
+    held: &[Pooled<'_, Numbered>],
+    model: &Model,
+) -> Result<(), TestCaseError> {
+    let expected = model.view();
+    let deadline = Instant::now() + BACKGROUND_LIMIT;
+    loop {
+        let seen = view(pool, held);
+        let attempts = seen.counts.creates + seen.counts.create_failures;
+        let due = expected.counts.creates + expected.counts.create_failures;
+        if attempts >= due && seen.creating == 0 && seen == expected {
+            return Ok(());
+        }
+        if attempts > due || Instant::now() > deadline {
+            // Compare as is: the failure shows the difference.
+            prop_assert_eq!(seen, expected, "waiting for the background replacement");
+            return Ok(());
+        }
+        thread::yield_now();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The properties
+
+/// Runs `ops` against a one-shard pool of `max_size` and the model.
+fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+    let pool = ObjectPool::builder(Numbered::default())
+        .max_size(max_size)
+        .shards(1)
+        .build()
+        .expect("a valid configuration");
+    let mut held: Vec<Pooled<'_, Numbered>> = Vec::new();
+    let mut model = Model::new(max_size);
+    prop_assert_eq!(view(&pool, &held), model.view(), "new pool");
+    for op in ops {
+        match *op {
+            Op::Take => {
+                let expected = model.take(false);
+                prop_assert_eq!(got(pool.try_take(), &mut held), expected, "try_take");
+            }
+            Op::TakeWaiting => {
+                let expected = model.take(true);
+                prop_assert_eq!(got(pool.take(SHORT_WAIT), &mut held), expected, "take");
+            }
+            Op::Return(ref index) => {
+                if !held.is_empty() {
+                    let index = index.index(held.len());
+                    model.give_back(index);
+                    drop(held.remove(index));
+                }
+            }
+            Op::Fail(ref index) => {
+                if !held.is_empty() {
+                    let index = index.index(held.len());
+                    model.fail(index);
+                    Pooled::fail(held.remove(index));
+                }
+            }
+            Op::FailNextCreate => {
+                model.fail_next = true;
+                pool.manager().fail_next.store(true, Ordering::SeqCst);
+            }
+            Op::RetireAll => {
+                model.retire_all();
+                pool.retire_all();
+            }
+            Op::TakeTagged(group, key) => {
+                let tag = (group, key);
+                let (expected, background) = model.take_tagged(tag);
+                let taken = got(pool.take_tagged(&tag, SHORT_WAIT), &mut held);
+                prop_assert_eq!(taken, expected, "take_tagged({:?})", tag);
+                match background {
+                    Background::Nothing => {}
+                    Background::Replacement => await_replacement(&pool, &held, &model)?,
+                    Background::NoRoom => {
+                        // What the take did is checked; what follows could
+                        // race with the maintainer's attempt, which fails
+                        // at admission (before `create`, counting nothing)
+                        // only while the pool stays full.
+                        prop_assert_eq!(view(&pool, &held), model.view(), "after {:?}", op);
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(view(&pool, &held), model.view(), "after {:?}", op);
+    }
+    // Give everything back, in order.
+    while !held.is_empty() {
+        model.give_back(0);
+        drop(held.remove(0));
+    }
+    prop_assert_eq!(view(&pool, &held), model.view(), "after returning all");
+    Ok(())
+}
+
+fn config() -> ProptestConfig {
+    let mut config = ProptestConfig {
+        // Failures print their minimal case; no regression file is written
+        // into the source tree.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        config.cases = 64;
+    }
+    config
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Untagged takes, waits, returns, failures, creation failures and
+    /// retirement match the model (no maintainer thread runs).
+    #[test]
+    fn untagged_operations_match_the_model(
+        max_size in 1usize..=4,
+        ops in proptest::collection::vec(untagged_op(), 1..=30),
+    ) {
+        run_case(max_size, &ops)?;
+    }
+
+    /// The same with tagged takes mixed in, their lookup order, eviction at
+    /// `max_size`, and the background replacement of untagged objects.
+    #[test]
+    fn tagged_operations_match_the_model(
+        max_size in 1usize..=4,
+        ops in proptest::collection::vec(any_op(), 1..=30),
+    ) {
+        run_case(max_size, &ops)?;
+    }
+}
