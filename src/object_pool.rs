@@ -878,22 +878,39 @@ impl<M: TaggedManager> PoolShared<M> {
         if self.gate.closed.load(Ordering::Relaxed) {
             return Err(TakeError::Closed);
         }
+        let mut doomed = Vec::new();
+        let found = self.find_tagged_into(tag, &mut doomed);
+        self.expire_all(doomed);
+        Ok(found)
+    }
+
+    /// [`find_tagged`](Self::find_tagged)'s search, setting expired objects
+    /// aside in `doomed`.
+    fn find_tagged_into(
+        &self,
+        tag: &M::Tag,
+        doomed: &mut Vec<Idle<M::Object>>,
+    ) -> Option<Handoff<M::Object>> {
         let index = self.tag_index();
         let tagged = std::iter::from_fn(|| index.take_exact(tag))
             .chain(std::iter::from_fn(|| index.take_group(tag.group())))
-            .find_map(|idle| self.unexpired(idle));
+            .find_map(|idle| self.unexpired(idle, doomed));
         if let Some(idle) = tagged {
             bump(&self.counters.direct_takes);
-            return Ok(Some(Handoff::Object(idle)));
+            return Some(Handoff::Object(idle));
         }
         let home = self.home();
-        if let Some(idle) = self.pop_idle(home).or_else(|| self.steal(home)) {
+        let untagged = match self.pop_idle_into(home, Some(doomed)) {
+            Some(idle) => Some(idle),
+            None => self.steal(home, doomed),
+        };
+        if let Some(idle) = untagged {
             self.counters.replenish.fetch_add(1, Ordering::Relaxed);
             self.maintenance.wake_now();
-            return Ok(Some(Handoff::Object(idle)));
+            return Some(Handoff::Object(idle));
         }
         if let Ok(slot) = self.slots.admit_from(home) {
-            return Ok(Some(Handoff::Slot(slot)));
+            return Some(Handoff::Slot(slot));
         }
         let mut evicted = false;
         for _ in 0..(self.slots.capacity() / 10).max(1) {
@@ -907,10 +924,10 @@ impl<M: TaggedManager> PoolShared<M> {
         }
         if evicted {
             if let Ok(slot) = self.slots.admit_from(home) {
-                return Ok(Some(Handoff::Slot(slot)));
+                return Some(Handoff::Slot(slot));
             }
         }
-        Ok(None)
+        None
     }
 
     /// Teaches `idle` the tag, unless it carries it already.
@@ -982,15 +999,28 @@ impl<M: Manager> PoolShared<M> {
     }
 
     /// Pops the top of `shard`'s idle stack, skipping (and destroying)
-    /// objects whose lifetime ran out.
+    /// objects whose lifetime ran out. Not for a caller that holds the
+    /// queue lock: a destroy frees a slot, which takes that lock.
     #[inline]
     fn pop_idle(&self, shard: usize) -> Option<Idle<M::Object>> {
+        self.pop_idle_into(shard, None)
+    }
+
+    /// [`pop_idle`](Self::pop_idle), putting the expired objects it skips
+    /// into `doomed` (when given) for the caller to destroy once it has let
+    /// go of the queue lock.
+    #[inline]
+    fn pop_idle_into(
+        &self,
+        shard: usize,
+        doomed: Option<&mut Vec<Idle<M::Object>>>,
+    ) -> Option<Idle<M::Object>> {
         let mut stack = spin_lock(&self.idle[shard]);
         let idle = stack.members.pop()?;
         stack.takes += 1;
         drop(stack);
         if self.gate.after_pop.load(Ordering::Relaxed) {
-            return self.after_pop(idle);
+            return self.after_pop(idle, doomed);
         }
         Some(idle)
     }
@@ -999,12 +1029,16 @@ impl<M: Manager> PoolShared<M> {
     /// maintainer, and hands the object out only if it has not expired.
     #[cold]
     #[inline(never)]
-    fn after_pop(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+    fn after_pop(
+        &self,
+        idle: Idle<M::Object>,
+        doomed: Option<&mut Vec<Idle<M::Object>>>,
+    ) -> Option<Idle<M::Object>> {
         if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
             self.maintenance.nudge();
         }
         if idle.may_expire() {
-            return self.unless_expired(idle);
+            return self.unless_expired(idle, doomed);
         }
         Some(idle)
     }
@@ -1013,14 +1047,26 @@ impl<M: Manager> PoolShared<M> {
     /// lifetime has not run out, checked against the precise clock.
     #[cold]
     #[inline(never)]
-    fn unless_expired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+    fn unless_expired(
+        &self,
+        idle: Idle<M::Object>,
+        doomed: Option<&mut Vec<Idle<M::Object>>>,
+    ) -> Option<Idle<M::Object>> {
         if self.gate.clock.precise() < idle.expires {
             return Some(idle);
         }
         let slot = idle.slot;
         bump(&self.counters.expired_pops);
-        self.expire(idle);
-        self.pop_idle(slot)
+        match doomed {
+            Some(doomed) => {
+                doomed.push(idle);
+                self.pop_idle_into(slot, Some(doomed))
+            }
+            None => {
+                self.expire(idle);
+                self.pop_idle(slot)
+            }
+        }
     }
 
     /// Destroys an object whose lifetime ran out.
@@ -1028,6 +1074,14 @@ impl<M: Manager> PoolShared<M> {
         bump(&self.counters.expired);
         // A panicking `destroy` is not this taker's business.
         let _ = self.destroy(idle);
+    }
+
+    /// Destroys the expired objects a search under the queue lock set
+    /// aside. Never called with that lock held.
+    fn expire_all(&self, doomed: Vec<Idle<M::Object>>) {
+        for idle in doomed {
+            self.expire(idle);
+        }
     }
 
     /// [`take_cold`](Self::take_cold) for `try_take`, which counts a refusal.
@@ -1062,51 +1116,66 @@ impl<M: Manager> PoolShared<M> {
             return Err(TakeError::Closed);
         }
         let home = self.home();
-        for _ in 0..2 {
-            if let Some(found) = self.find_free(home) {
-                return self.accept(found);
-            }
+        let mut doomed = Vec::new();
+        let found = (0..2).find_map(|_| self.find_free(home, &mut doomed));
+        self.expire_all(doomed);
+        match found {
+            Some(found) => self.accept(found),
+            None => Err(TakeError::Overload),
         }
-        Err(TakeError::Overload)
     }
 
-    /// An idle object from any stack but `home`'s, in probe order.
-    fn steal(&self, home: usize) -> Option<Idle<M::Object>> {
+    /// An idle object from any stack but `home`'s, in probe order; expired
+    /// ones found on the way go to `doomed`.
+    fn steal(&self, home: usize, doomed: &mut Vec<Idle<M::Object>>) -> Option<Idle<M::Object>> {
         let count = self.idle.len();
-        (1..count).find_map(|offset| self.pop_idle((home + offset) % count))
+        (1..count).find_map(|offset| self.pop_idle_into((home + offset) % count, Some(doomed)))
     }
 
     /// An idle untagged object from any stack, or else a free slot, or else
-    /// the least recently used idle tagged object. Never creates: the caller
-    /// may hold the queue lock.
-    fn find_free(&self, home: usize) -> Option<Handoff<M::Object>> {
-        if let Some(idle) = self.pop_idle(home).or_else(|| self.steal(home)) {
+    /// the least recently used idle tagged object. Never creates or
+    /// destroys (expired objects go to `doomed`): the caller may hold the
+    /// queue lock.
+    fn find_free(
+        &self,
+        home: usize,
+        doomed: &mut Vec<Idle<M::Object>>,
+    ) -> Option<Handoff<M::Object>> {
+        let untagged = match self.pop_idle_into(home, Some(doomed)) {
+            Some(idle) => Some(idle),
+            None => self.steal(home, doomed),
+        };
+        if let Some(idle) = untagged {
             return Some(Handoff::Object(idle));
         }
         if let Ok(slot) = self.slots.admit_from(home) {
             return Some(Handoff::Slot(slot));
         }
-        let idle = self.take_oldest_tagged()?;
+        let idle = self.take_oldest_tagged(doomed)?;
         bump(&self.counters.direct_takes);
         Some(Handoff::Object(idle))
     }
 
     /// The least recently used idle tagged object whose lifetime has not
-    /// run out (expired ones found on the way are destroyed).
-    fn take_oldest_tagged(&self) -> Option<Idle<M::Object>> {
+    /// run out (expired ones found on the way go to `doomed`).
+    fn take_oldest_tagged(&self, doomed: &mut Vec<Idle<M::Object>>) -> Option<Idle<M::Object>> {
         let shelf = self.tags.get()?;
         loop {
             let idle = shelf.take_oldest()?;
-            if let Some(idle) = self.unexpired(idle) {
+            if let Some(idle) = self.unexpired(idle, doomed) {
                 return Some(idle);
             }
         }
     }
 
-    /// `idle`, unless its lifetime ran out: then it is destroyed.
-    fn unexpired(&self, idle: Idle<M::Object>) -> Option<Idle<M::Object>> {
+    /// `idle`, unless its lifetime ran out: then it goes to `doomed`.
+    fn unexpired(
+        &self,
+        idle: Idle<M::Object>,
+        doomed: &mut Vec<Idle<M::Object>>,
+    ) -> Option<Idle<M::Object>> {
         if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
-            self.expire(idle);
+            doomed.push(idle);
             return None;
         }
         Some(idle)
@@ -1193,11 +1262,15 @@ impl<M: Manager> PoolShared<M> {
         // Register first, then look: see the module's `# Protocol`.
         let waiter = queue.push(started.checked_add(timeout));
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        let found = self.find_free(home);
+        // Expired objects the scan meets are destroyed only once the lock
+        // is let go: a destroy frees a slot, which takes it.
+        let mut doomed = Vec::new();
+        let found = self.find_free(home, &mut doomed);
         if found.is_some() || queue.len() > self.config.load().queue_max {
             queue.remove(waiter.key());
             self.gate.waiting.store(queue.len(), Ordering::Relaxed);
             drop(queue);
+            self.expire_all(doomed);
             return match found {
                 Some(handoff) => self.accept(handoff),
                 None => {
@@ -1207,6 +1280,7 @@ impl<M: Manager> PoolShared<M> {
             };
         }
         drop(queue);
+        self.expire_all(doomed);
         bump(&self.counters.waits);
 
         let handoff = match waiter.wait() {

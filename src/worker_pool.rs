@@ -777,8 +777,9 @@ pub struct WorkerPoolStats {
     /// Messages whose handler ran (returned or panicked), ever.
     pub handled: u64,
     /// Calls skipped because their caller had given up (timed out or dropped
-    /// the future) before their worker reached them, and casts left unhandled
-    /// at shutdown by a worker that could not be rebuilt, ever.
+    /// the future) before their worker reached them, and calls and casts
+    /// left unhandled at shutdown by a worker that could not be rebuilt,
+    /// ever. So `accepted == handled + skipped` once the pool is idle.
     pub skipped: u64,
     /// Handlers that panicked, ever.
     pub panics: u64,
@@ -1254,6 +1255,7 @@ where
                     let Some(current) = worker.as_mut() else {
                         // Only when shutting down with no worker to be had.
                         self.shared.resource.release_slot(self.shard);
+                        ShardRecord::bump(&record.skipped);
                         reply.send(Err(Failure::Closed(request)));
                         continue;
                     };
