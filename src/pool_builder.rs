@@ -307,8 +307,9 @@ impl<M: Manager> ObjectPoolBuilder<M> {
     /// A [`BuildError`] naming the setting when `max_size` is unset or 0,
     /// `init_size`, `min_idle` or `soft_limit` is above `max_size`, a timer
     /// is zero, `lifetime_jitter` is not smaller than `max_lifetime`,
-    /// `shards` is 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), or the
-    /// maintainer thread could not be started (named `name`).
+    /// `shards` is 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), `name`
+    /// holds a NUL byte, or the maintainer thread could not be started
+    /// (named `name`).
     ///
     /// # Examples
     ///
@@ -334,6 +335,9 @@ impl<M: Manager> ObjectPoolBuilder<M> {
         config.max_lifetime = self.max_lifetime;
         config.lifetime_jitter = self.lifetime_jitter;
         config.validate()?;
+        if self.name.contains('\0') {
+            return Err(BuildError::new("name", "must not contain a NUL byte"));
+        }
         if self.init_size > max_size {
             return Err(BuildError::new(
                 "init_size",

@@ -51,3 +51,13 @@ fn the_limits_may_equal_max_size() {
     assert_eq!(pool.status().idle, 2);
     assert_eq!(members.live(), 2);
 }
+
+#[test]
+fn a_name_with_a_nul_byte_is_refused_up_front() {
+    // The maintainer thread is named after the pool; a NUL byte would make
+    // starting it panic, at build or later when a setting first needs it.
+    assert_eq!(
+        refused(|b| b.max_size(2).name("a\0b")),
+        "name: invalid setting `name`: must not contain a NUL byte"
+    );
+}
