@@ -15,18 +15,18 @@
 //! within a small tolerance (see `HEAP_TOLERANCE` for why any). The tests
 //! take one lock, so none runs beside it.
 
+mod block_on;
+
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::future::Future;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering::SeqCst};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Barrier, Mutex, MutexGuard, Once};
-use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use block_on::block_on;
 use sidejob::{
     CallError, CastError, Manager, ObjectPool, OwnedPooled, Pooled, Resource, SpawnError,
     Supervisor, TaggedManager, TakeError, Worker, WorkerPool,
@@ -166,26 +166,6 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     while !done() {
         assert!(Instant::now() < deadline, "never happened: {what}");
         thread::yield_now();
-    }
-}
-
-struct Unpark(thread::Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => thread::park(),
-        }
     }
 }
 

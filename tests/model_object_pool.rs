@@ -43,6 +43,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod model_config;
+
+use model_config::config;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
@@ -541,19 +544,6 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
     }
     prop_assert_eq!(view(&pool, &held), model.view(), "after returning all");
     Ok(())
-}
-
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig {
-        // Failures print their minimal case; no regression file is written
-        // into the source tree.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        config.cases = 64;
-    }
-    config
 }
 
 proptest! {

@@ -28,9 +28,11 @@
 
 use std::sync::Arc;
 
+mod model_config;
+
+use model_config::config;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use sidejob::{Overload, OwnedPermit, Permit, Resource};
 
 /// The most shards a generated resource has.
@@ -379,16 +381,6 @@ fn run(
     drop(held);
     prop_assert_eq!(resource.usage(), 0);
     Ok(acquired)
-}
-
-/// 64 cases unless `PROPTEST_CASES` (or another `PROPTEST_*` variable) says
-/// otherwise; no regression files are written into the source tree.
-fn config() -> Config {
-    Config {
-        cases: 64,
-        failure_persistence: None,
-        ..Config::default()
-    }
 }
 
 proptest! {

@@ -43,9 +43,11 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
+mod model_config;
+
+use model_config::config;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use sidejob::{ChildContext, ChildHandle, ChildId, SpawnError, Supervisor};
 
 /// The most shards a generated supervisor has.
@@ -498,16 +500,6 @@ fn run(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> 
     check_figures(&supervisor, &running, &model)?;
     prop_assert!(supervisor.stats().shards.iter().all(|s| s.usage == 0));
     Ok(())
-}
-
-/// 64 cases unless `PROPTEST_CASES` (or another `PROPTEST_*` variable) says
-/// otherwise; no regression files are written into the source tree.
-fn config() -> Config {
-    Config {
-        cases: 64,
-        failure_persistence: None,
-        ..Config::default()
-    }
 }
 
 proptest! {

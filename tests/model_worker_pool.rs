@@ -42,6 +42,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod model_config;
+
+use model_config::config;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
@@ -959,19 +962,6 @@ fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseEr
         "after shutdown"
     );
     Ok(())
-}
-
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig {
-        // Failures print their minimal case; no regression file is written
-        // into the source tree.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        config.cases = 64;
-    }
-    config
 }
 
 proptest! {

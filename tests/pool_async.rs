@@ -1,38 +1,14 @@
 //! `call_async` is a `Send` future that needs no runtime: awaited from a
 //! minimal executor it resolves to the same result as `call`.
 
+mod block_on;
 mod common;
 
-use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
+use block_on::block_on;
 use common::{Harness, Job};
 use sidejob::{CallError, WorkerPool};
-
-/// Wakes a parked thread.
-struct Unpark(thread::Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-/// The smallest executor: poll, park until woken, repeat.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => thread::park(),
-        }
-    }
-}
 
 fn assert_send<T: Send>(_: &T) {}
 

@@ -42,18 +42,20 @@
 //! and a `WorkerPool` call answered without a worker at shutdown was
 //! counted nowhere in the stats.
 
+mod block_on;
 mod stress_support;
 
 use std::future::Future;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use block_on::block_on;
 use sidejob::{
     CallError, CastError, ChildContext, ChildHandle, ChildId, Manager, ObjectPool, OwnedPermit,
     OwnedPooled, Permit, Pooled, Resource, SpawnError, Supervisor, TaggedManager, TakeError,
@@ -402,26 +404,6 @@ impl SenderCounts {
     /// Calls that got a slot, whatever became of them.
     fn calls_admitted(&self) -> u64 {
         self.calls_ok + self.calls_panicked + self.calls_timed_out + self.calls_abandoned
-    }
-}
-
-struct Unpark(thread::Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => thread::park(),
-        }
     }
 }
 
