@@ -32,13 +32,17 @@ impl Worker for Flaky {
     }
 }
 
-#[test]
-fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
-    quiet_panics();
-    let broken = Arc::new(AtomicBool::new(false));
-    let rebuilds = Arc::new(AtomicUsize::new(0));
-    let pool = {
-        let (broken, rebuilds) = (Arc::clone(&broken), Arc::clone(&rebuilds));
+/// A factory that panics while `broken` is set, counting those calls.
+#[derive(Default)]
+struct FlakyFactory {
+    broken: Arc<AtomicBool>,
+    rebuilds: Arc<AtomicUsize>,
+}
+
+impl FlakyFactory {
+    /// A one-shard pool of `Flaky` workers built by this factory.
+    fn pool(&self) -> WorkerPool<Flaky> {
+        let (broken, rebuilds) = (Arc::clone(&self.broken), Arc::clone(&self.rebuilds));
         WorkerPool::builder()
             .capacity(4)
             .shards(1)
@@ -51,13 +55,20 @@ fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
                 Flaky
             })
             .unwrap()
-    };
-    broken.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
+    quiet_panics();
+    let factory = FlakyFactory::default();
+    let pool = factory.pool();
+    factory.broken.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
         let crash = s.spawn(|| pool.call(true));
         // Wait until the worker is down and its factory failing, then queue
         // a call behind it.
-        while rebuilds.load(Ordering::SeqCst) == 0 {
+        while factory.rebuilds.load(Ordering::SeqCst) == 0 {
             std::thread::yield_now();
         }
         let queued = s.spawn(|| pool.call(false));
@@ -69,7 +80,7 @@ fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
             crash.join().unwrap(),
             Err(CallError::WorkerPanicked)
         ));
-        broken.store(false, Ordering::SeqCst); // the factory recovers
+        factory.broken.store(false, Ordering::SeqCst); // the factory recovers
         assert_eq!(queued.join().unwrap().unwrap(), "done");
     });
     assert_eq!(pool.usage(), 0);
@@ -80,27 +91,12 @@ fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
 #[test]
 fn shutdown_while_the_factory_keeps_panicking_answers_every_caller() {
     quiet_panics();
-    let broken = Arc::new(AtomicBool::new(false));
-    let rebuilds = Arc::new(AtomicUsize::new(0));
-    let pool = {
-        let (broken, rebuilds) = (Arc::clone(&broken), Arc::clone(&rebuilds));
-        WorkerPool::builder()
-            .capacity(4)
-            .shards(1)
-            .call_timeout(Duration::from_secs(30))
-            .build(move |_| {
-                if broken.load(Ordering::SeqCst) {
-                    rebuilds.fetch_add(1, Ordering::SeqCst);
-                    panic!("the factory panics");
-                }
-                Flaky
-            })
-            .unwrap()
-    };
-    broken.store(true, Ordering::SeqCst);
+    let factory = FlakyFactory::default();
+    let pool = factory.pool();
+    factory.broken.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
         let crash = s.spawn(|| pool.call(true));
-        while rebuilds.load(Ordering::SeqCst) == 0 {
+        while factory.rebuilds.load(Ordering::SeqCst) == 0 {
             std::thread::yield_now();
         }
         let queued: Vec<_> = (0..2).map(|_| s.spawn(|| pool.call(false))).collect();
