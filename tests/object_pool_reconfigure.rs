@@ -116,9 +116,9 @@ fn lowering_max_size_while_takers_wait_drains_before_serving_them() {
     let pool = pool(&members, 4);
     let mut held: Vec<_> = (0..4).map(|_| pool.try_take().unwrap()).collect();
     thread::scope(|s| {
-        let waiters: Vec<_> = (0..2)
-            .map(|_| s.spawn(|| pool.take(LONG).map(|m| m.id)))
-            .collect();
+        // Each waiter keeps what it gets until joined, so one return cannot
+        // reach both.
+        let waiters: Vec<_> = (0..2).map(|_| s.spawn(|| pool.take(LONG))).collect();
         eventually("two takers wait", || pool.status().waiting == 2);
         pool.reconfigure(|config| config.max_size = 2).unwrap();
         // The first two returns are above the new size: destroyed, and
@@ -132,10 +132,11 @@ fn lowering_max_size_while_takers_wait_drains_before_serving_them() {
         // The pool fits now: each return goes to a waiter.
         drop(held.pop());
         drop(held.pop());
-        let mut ids: Vec<u32> = waiters
+        let served: Vec<_> = waiters
             .into_iter()
             .map(|w| w.join().unwrap().unwrap())
             .collect();
+        let mut ids: Vec<u32> = served.iter().map(|m| m.id).collect();
         ids.sort();
         assert_eq!(ids, [1, 2]);
     });
