@@ -350,6 +350,34 @@ mod worker_pool {
             assert_eq!(stats.accepted, u64::from(answered));
         });
     }
+
+    /// (k) The worker frees the only slot while no sender is looking; then
+    /// two senders race for it, each with the senders' cached count of
+    /// releases possibly stale. At least one gets in (a refusal rests on a
+    /// fresh read of the worker's count, so the free slot is never missed),
+    /// the bound holds, and every send is accounted for once.
+    #[test]
+    fn stale_release_count_never_refuses_a_free_slot() {
+        loom::model(|| {
+            let pool = Arc::new(pool(1));
+            // The reply comes after the slot is free.
+            assert_eq!(pool.call(1).unwrap(), 2);
+            let other = {
+                let pool = Arc::clone(&pool);
+                thread::spawn(move || pool.cast(2).is_ok())
+            };
+            let mine = pool.cast(3).is_ok();
+            assert!(pool.usage() <= 1);
+            let theirs = other.join().unwrap();
+            assert!(mine || theirs, "both refused while the slot was free");
+            pool.shutdown();
+            let stats = pool.stats();
+            assert_eq!(stats.usage, 0);
+            assert_eq!(stats.accepted, 1 + u64::from(mine) + u64::from(theirs));
+            assert_eq!(stats.handled, stats.accepted);
+            assert_eq!(stats.accepted + stats.rejected, 3);
+        });
+    }
 }
 
 mod supervisor {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use quanta::Clock;
 
 /// The largest latency a histogram tells apart: one hour, in nanoseconds.
 /// Longer ones are recorded as one hour.
@@ -110,6 +111,56 @@ impl LatencyHistogram {
             p99: at(0.99),
             p999: at(0.999),
             max: Duration::from_nanos(h.max()),
+        }
+    }
+}
+
+/// How many samples a worker keeps before it records them.
+const BATCH: usize = 64;
+
+/// Latency samples a worker has taken but not yet recorded.
+///
+/// Recording them a batch at a time takes the histograms' lock once per batch
+/// instead of once per message, and keeps every locked instruction but the
+/// mailbox's own off the worker's path while it is busy.
+#[derive(Debug)]
+pub(crate) struct LatencyBatch {
+    /// Raw clock readings of each sample: posted, started, finished.
+    samples: Vec<[u64; 3]>,
+}
+
+impl LatencyBatch {
+    pub(crate) fn new() -> Self {
+        LatencyBatch {
+            samples: Vec::with_capacity(BATCH),
+        }
+    }
+
+    /// Keeps one message's sample; returns `true` once the batch is full.
+    #[inline]
+    #[must_use]
+    pub(crate) fn push(&mut self, posted: u64, started: u64, finished: u64) -> bool {
+        self.samples.push([posted, started, finished]);
+        self.samples.len() == BATCH
+    }
+
+    /// Whether no sample waits.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Records every waiting sample into the two histograms, turning the
+    /// readings of `clock` into durations (zero where the readings went back).
+    pub(crate) fn record_into(
+        &mut self,
+        clock: &Clock,
+        queue_wait: &mut LatencyHistogram,
+        handling: &mut LatencyHistogram,
+    ) {
+        for [posted, started, finished] in self.samples.drain(..) {
+            queue_wait.record(clock.delta(posted, started));
+            handling.record(clock.delta(started, finished));
         }
     }
 }

@@ -28,28 +28,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
-use smallvec::SmallVec;
 
 use crate::error::{BuildError, Overload};
 use crate::home::home_shard;
 use crate::permit::{OwnedPermit, Permit};
+use crate::probe::{self, Admission};
 use crate::shard::{limit_for, Shard, MAX_SHARD_LIMIT};
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
-
-/// One admitted unit: the shard it came from, and its grant number there.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Admission {
-    pub(crate) shard: usize,
-    /// The shard's grant count before this grant, modulo 2^15.
-    pub(crate) grant: u64,
-}
-
-/// How many probes a refusal may take when shards change under it.
-const PROBE_ROUNDS: usize = 4;
-
-/// Probes of up to this many shards keep what they saw on the stack; wider
-/// ones allocate, on the refusal path only.
-const INLINE_PROBE: usize = 32;
 
 /// The most shards a resource may have.
 ///
@@ -256,70 +241,18 @@ impl Resource {
     /// number on its shard (modulo 2^15), for sampling.
     #[inline]
     pub(crate) fn admit_numbered(&self, start: usize) -> Result<Admission, Overload> {
-        match self.shards[start].try_admit() {
-            Ok(grant) => Ok(Admission {
-                shard: start,
-                grant,
-            }),
-            Err(seen) => self.probe(start, seen),
+        match probe::admit(&self.shards, start) {
+            Some(admission) => Ok(admission),
+            None => Err(self.refused(start)),
         }
     }
 
-    /// The home shard was full: try every other shard once, in order, and
-    /// refuse only if every shard was full at one moment.
-    ///
-    /// Seeing each shard full in turn is not enough: a slot can free up
-    /// behind the probe. So a probe that found no room re-reads every shard;
-    /// if no word changed, all shards were full at once between the two
-    /// reads, and the refusal is genuine. If one changed, the probe runs
-    /// again, at most [`PROBE_ROUNDS`] times in all, so a caller never spins.
+    /// Counts a refusal whose probe started at shard `start`.
     #[cold]
     #[inline(never)]
-    fn probe(&self, start: usize, start_seen: u64) -> Result<Admission, Overload> {
-        let count = self.shards.len();
-        let next = |index: usize| if index + 1 == count { 0 } else { index + 1 };
-        // What each shard looked like when it was seen full, in probe order.
-        let mut seen: SmallVec<[u64; INLINE_PROBE]> = SmallVec::new();
-        seen.push(start_seen);
-        let mut index = start;
-        for _ in 1..count {
-            index = next(index);
-            match self.shards[index].try_admit() {
-                Ok(grant) => {
-                    return Ok(Admission {
-                        shard: index,
-                        grant,
-                    })
-                }
-                Err(word) => seen.push(word),
-            }
-        }
-        for _ in 1..PROBE_ROUNDS {
-            let mut index = start;
-            let unchanged = seen.iter().all(|&word| {
-                let same = self.shards[index].word() == word;
-                index = next(index);
-                same
-            });
-            if unchanged {
-                break;
-            }
-            let mut index = start;
-            for slot in seen.iter_mut() {
-                match self.shards[index].try_admit() {
-                    Ok(grant) => {
-                        return Ok(Admission {
-                            shard: index,
-                            grant,
-                        })
-                    }
-                    Err(word) => *slot = word,
-                }
-                index = next(index);
-            }
-        }
+    fn refused(&self, start: usize) -> Overload {
         self.rejections[start].fetch_add(1, Ordering::Relaxed);
-        Err(Overload)
+        Overload
     }
 
     /// Gives back a unit admitted by [`admit_from`](Self::admit_from).
@@ -623,6 +556,22 @@ impl ResourceBuilder {
     /// assert_eq!(err.to_string(), "invalid setting `shards`: must be at least 1");
     /// ```
     pub fn build(self) -> Result<Resource, BuildError> {
+        let (capacity, shards) = self.checked()?;
+        Ok(Resource {
+            shards: (0..shards)
+                .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
+                .collect(),
+            rejections: (0..shards)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            capacity: AtomicUsize::new(capacity),
+            resize: Mutex::new(()),
+        })
+    }
+
+    /// The capacity and the shard count, checked: what every face that
+    /// admits over shards is built from.
+    pub(crate) fn checked(&self) -> Result<(usize, usize), BuildError> {
         let shards = self.shards.unwrap_or_else(num_cpus::get);
         if shards == 0 {
             return Err(BuildError::new("shards", "must be at least 1"));
@@ -637,16 +586,7 @@ impl ResourceBuilder {
             .capacity
             .ok_or_else(|| BuildError::new("capacity", "must be set"))?;
         check_capacity(capacity, shards)?;
-        Ok(Resource {
-            shards: (0..shards)
-                .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
-                .collect(),
-            rejections: (0..shards)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            capacity: AtomicUsize::new(capacity),
-            resize: Mutex::new(()),
-        })
+        Ok((capacity, shards))
     }
 }
 

@@ -53,6 +53,7 @@
 //!   in one total order with the folder's steps (odd, clear carry, even).
 //!   Both are cold: once per 2^15 grants, and per stats call.
 
+use crate::probe::Slot;
 use crate::sync::{spin_loop, AtomicU64, Ordering};
 
 /// Width of the usage and limit fields.
@@ -247,6 +248,20 @@ impl Shard {
             (count << COUNT_SHIFT) | (limit << LIMIT_SHIFT),
             Ordering::Relaxed,
         );
+    }
+}
+
+impl Slot for Shard {
+    type Seen = u64;
+
+    #[inline]
+    fn try_admit(&self) -> Result<u64, u64> {
+        Shard::try_admit(self)
+    }
+
+    #[inline]
+    fn seen(&self) -> u64 {
+        self.word()
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`WorkerPool`]: bounded mailboxes for request handlers, one worker thread
-//! per shard, built on the sharded admission of [`Resource`].
+//! per shard, built on the sharded admission and the probe of
+//! [`Resource`](crate::Resource).
 //!
 //! # Protocol
 //!
@@ -11,28 +12,43 @@
 //! free. When every shard is at its limit, `call` and `cast` fail at once with
 //! the request handed back.
 //!
-//! Shutdown marks the pool closed, closes the resource (capacity 0, so every
+//! Every slot is taken by a sender and given back by the shard's one worker,
+//! so the shards are [`SplitShard`]s: the senders count admissions on their
+//! cache line, the worker counts releases on its own with a plain store, and
+//! a sender reads the worker's line only when its cached figure says full.
+//! No cache line is written by both sides for every message.
+//!
+//! Shutdown marks the pool closed, sets every shard's limit to 0 (so every
 //! later send is refused, and a refusal on a closed pool is reported as
 //! `Closed`), and posts a stop message to every mailbox. A worker that has
 //! seen its stop message exits once its shard's usage is zero: every message
 //! that got a slot, even one whose sender was still between taking the slot
 //! and posting, is handled before the worker exits.
 //!
+//! Latencies are sampled by grant number ([`WorkerPoolBuilder::latency_sample_every`]):
+//! the sender stamps a timed message with a raw clock reading, the worker
+//! keeps its readings in a local batch and records the batch into the shard's
+//! histograms when it is full, before a reply, and before the worker waits
+//! for mail.
+//!
 //! # Orderings
 //!
-//! `closing` is stored with `Release` before the resource is closed and read
+//! `closing` is stored with `Release` before the limits drop to 0 and read
 //! with `Acquire` after a refusal, so a send refused because of the shutdown
-//! reports `Closed`. `closed` is stored with `Release` after the resource is
-//! closed, so a thread that sees [`WorkerPool::is_closed`] also sees the
-//! capacity at zero and is refused. The slot counts are the resource's, whose orderings are
+//! reports `Closed`. `closed` is stored with `Release` after the limits are
+//! 0, so a thread that sees [`WorkerPool::is_closed`] also sees them and is
+//! refused. The slot counts are the split shards', whose orderings are
 //! documented there; the worker's release of a slot is `Release`, so a caller
 //! that sees its reply (through the reply slot's own synchronisation) also
 //! sees the slot free. The statistics counters are `Relaxed`: each is written
-//! by one worker and read as a figure.
+//! by one worker (or counts refusals) and read as a figure.
+//!
+//! [`SplitShard`]: crate::split_shard::SplitShard
 
 use std::fmt;
 #[cfg(not(sidejob_loom))]
 use std::future::Future;
+use std::num::NonZeroU64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 #[cfg(not(sidejob_loom))]
 use std::pin::Pin;
@@ -41,20 +57,22 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-// TSC-based where the CPU's counter is invariant: a clock read costs a few
-// nanoseconds instead of a system call's tens, and the pool reads it for
-// every message.
-use quanta::Instant;
+// TSC-based where the CPU's counter is invariant: a raw read is one
+// instruction instead of a system call's tens of nanoseconds, and the pool
+// reads it for every timed message.
+use quanta::Clock;
 
 use crossbeam_utils::CachePadded;
 
 use crate::error::{panic_message, BuildError, CallError, CastError};
 use crate::home::home_shard;
-use crate::latency::{LatencyHistogram, LatencyStats};
+use crate::latency::{LatencyBatch, LatencyHistogram, LatencyStats};
 use crate::mailbox::{mailbox, MailReceiver, MailSender, Received};
+use crate::probe;
 use crate::reply::{reply_slot, NoReply, ReplyReceiver, ReplySender};
-use crate::resource::{Resource, ResourceBuilder};
+use crate::resource::ResourceBuilder;
 use crate::shard::limit_for;
+use crate::split_shard::SplitShard;
 use crate::sync::{
     is_current, lock, spawn_named, AtomicBool, AtomicU64, JoinHandle, Mutex, Ordering,
 };
@@ -153,20 +171,33 @@ impl WorkerPool<NoWorker> {
 }
 
 /// A message in a shard's mailbox.
+///
+/// Kept small, since the mailbox copies it in and out: the request plus two
+/// words. `Stop` takes the one value `posted` never has (zero), and a cast
+/// is a message without a reply sender (a null pointer), so neither needs a
+/// tag of its own.
 enum Envelope<W: Worker> {
-    Call {
+    /// A call, with the sender of its reply, or a cast, without.
+    Message {
         request: W::Request,
-        reply: ReplySender<Result<W::Reply, Failure<W::Request>>>,
+        reply: Option<CallAnswer<W>>,
         /// When it was posted, if it is one of the timed messages.
-        posted: Option<Instant>,
-    },
-    Cast {
-        request: W::Request,
-        posted: Option<Instant>,
+        posted: Ticks,
     },
     /// The pool is shutting down: finish what holds a slot, then exit.
     Stop,
 }
+
+/// Where the worker sends a call's reply.
+type CallAnswer<W> = ReplySender<Result<<W as Worker>::Reply, Failure<<W as Worker>::Request>>>;
+
+/// A raw reading of the pool's clock (plus one), or [`UNTIMED`]. Raw
+/// readings go in the envelopes and are turned into durations only when a
+/// batch of samples is recorded.
+type Ticks = NonZeroU64;
+
+/// The reading of a message that is not timed; no real reading is one.
+const UNTIMED: Ticks = NonZeroU64::MIN;
 
 /// Where a call's reply arrives.
 type CallReply<W> = ReplyReceiver<Result<<W as Worker>::Reply, Failure<<W as Worker>::Request>>>;
@@ -183,7 +214,11 @@ enum Failure<R> {
 
 /// What the pool's threads share.
 struct Shared<W: Worker> {
-    resource: Resource,
+    /// Each shard's usage slot: taken by senders, given back by its worker.
+    slots: Box<[CachePadded<SplitShard>]>,
+    /// Refused sends, by the shard where their probe started; apart from the
+    /// slots, so counting a refusal never disturbs a probe.
+    rejections: Box<[CachePadded<AtomicU64>]>,
     /// Set when shutdown begins: from then on a refusal is `Closed`.
     closing: AtomicBool,
     /// The capacity the pool was built with (the resource's drops to zero
@@ -194,6 +229,8 @@ struct Shared<W: Worker> {
     mailboxes: Box<[MailSender<Envelope<W>>]>,
     closed: AtomicBool,
     call_timeout: Duration,
+    /// Times the sampled messages.
+    clock: Clock,
     /// Time the messages whose grant number has these bits clear (the
     /// sampling interval, a power of two, minus one).
     sample_mask: u64,
@@ -265,19 +302,26 @@ impl<W: Worker> Shared<W> {
     /// if it is one of the timed messages (decided by its grant number, so
     /// an untimed message costs no clock read on either side).
     #[inline]
-    fn admit(&self) -> Result<(usize, Option<Instant>), Refusal> {
-        let start = home_shard(self.resource.shard_count());
-        match self.resource.admit_numbered(start) {
-            Ok(admission) => {
+    fn admit(&self) -> Result<(usize, Ticks), Refusal> {
+        let start = home_shard(self.slots.len());
+        match probe::admit(&self.slots, start) {
+            Some(admission) => {
                 let timed = admission.grant & self.sample_mask == 0;
-                Ok((admission.shard, timed.then(Instant::now)))
+                Ok((admission.shard, if timed { self.now() } else { UNTIMED }))
             }
-            Err(_) => Err(self.refusal()),
+            None => Err(self.refusal(start)),
         }
     }
 
+    /// A raw reading of the clock, never [`UNTIMED`].
+    #[inline]
+    fn now(&self) -> Ticks {
+        UNTIMED.saturating_add(self.clock.raw().max(1))
+    }
+
     #[cold]
-    fn refusal(&self) -> Refusal {
+    fn refusal(&self, start: usize) -> Refusal {
+        self.rejections[start].fetch_add(1, Ordering::Relaxed);
         if self.closing.load(Ordering::Acquire) {
             self.refused_closed.fetch_add(1, Ordering::Relaxed);
             Refusal::Closed
@@ -294,9 +338,9 @@ impl<W: Worker> Shared<W> {
             Err(refusal) => return Err(refusal.call_error(request)),
         };
         let (reply, receiver) = reply_slot();
-        self.mailboxes[shard].post(Envelope::Call {
+        self.mailboxes[shard].post(Envelope::Message {
             request,
-            reply,
+            reply: Some(reply),
             posted,
         });
         Ok(receiver)
@@ -475,7 +519,11 @@ impl<W: Worker> WorkerPool<W> {
             Ok(admitted) => admitted,
             Err(refusal) => return Err(refusal.cast_error(request)),
         };
-        self.shared.mailboxes[shard].post(Envelope::Cast { request, posted });
+        self.shared.mailboxes[shard].post(Envelope::Message {
+            request,
+            reply: None,
+            posted,
+        });
         Ok(())
     }
 
@@ -508,7 +556,11 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn usage(&self) -> usize {
-        self.shared.resource.usage()
+        self.shared
+            .slots
+            .iter()
+            .map(|slot| slot.counts().usage as usize)
+            .sum()
     }
 
     /// The number of shards, which is the number of worker threads.
@@ -523,7 +575,7 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.resource.shard_count()
+        self.shared.slots.len()
     }
 
     /// Whether the pool is shut down: once this says `true`, every call and
@@ -561,13 +613,18 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> WorkerPoolStats {
-        let resource = self.shared.resource.stats();
         let capacity = self.shared.capacity;
-        let count = resource.shards.len();
+        let count = self.shared.slots.len();
+        let counts: Vec<_> = self.shared.slots.iter().map(|slot| slot.counts()).collect();
+        let rejected: u64 = self
+            .shared
+            .rejections
+            .iter()
+            .map(|rejected| rejected.load(Ordering::Relaxed))
+            .sum();
         let mut queue_wait = LatencyHistogram::new();
         let mut handling = LatencyHistogram::new();
-        let shards: Vec<WorkerShardStats> = resource
-            .shards
+        let shards: Vec<WorkerShardStats> = counts
             .iter()
             .zip(self.shared.records.iter())
             .enumerate()
@@ -577,7 +634,7 @@ impl<W: Worker> WorkerPool<W> {
                 handling.add(&latency.handling);
                 WorkerShardStats {
                     limit: limit_for(capacity, count, index) as usize,
-                    usage: shard.usage,
+                    usage: shard.usage as usize,
                     handled: record.handled.load(Ordering::Relaxed),
                     restarts: record.restarts.load(Ordering::Relaxed),
                 }
@@ -590,13 +647,13 @@ impl<W: Worker> WorkerPool<W> {
                 .map(|record| field(record).load(Ordering::Relaxed))
                 .sum()
         };
-        // Read after the resource's count, so never above it.
+        // Read after the refusal count, so never above it.
         let closed = self.shared.refused_closed.load(Ordering::Relaxed);
         WorkerPoolStats {
             capacity,
-            usage: resource.usage,
-            accepted: resource.accepted,
-            rejected: resource.rejected.saturating_sub(closed),
+            usage: counts.iter().map(|shard| shard.usage as usize).sum(),
+            accepted: counts.iter().map(|shard| shard.accepted).sum(),
+            rejected: rejected.saturating_sub(closed),
             closed,
             handled: sum(|r| &r.handled),
             skipped: sum(|r| &r.skipped),
@@ -644,7 +701,9 @@ impl<W: Worker> WorkerPool<W> {
     pub fn shutdown(&self) {
         let mut threads = lock(&self.threads);
         if !self.shared.closing.swap(true, Ordering::AcqRel) {
-            self.shared.resource.set_capacity(0);
+            for slot in self.shared.slots.iter() {
+                slot.set_limit(0);
+            }
             // Only now: once `is_closed` says so, every send is refused.
             self.shared.closed.store(true, Ordering::Release);
             // A worker whose thread never started (a build that failed part
@@ -788,6 +847,12 @@ pub struct WorkerPoolStats {
     /// Time from posting a message to its handler starting (of the sampled
     /// messages: see
     /// [`latency_sample_every`](WorkerPoolBuilder::latency_sample_every)).
+    ///
+    /// A worker records its samples in batches: a call's sample (and those
+    /// of the casts before it on its shard) is in the histograms by the time
+    /// its caller has the reply; a cast's, once its worker has run out of
+    /// mail or handled a call after it, and at the latest after 64 more
+    /// timed messages or at shutdown.
     pub queue_wait: LatencyStats,
     /// Time spent in the handler (of the sampled messages).
     pub handling: LatencyStats,
@@ -847,7 +912,7 @@ pub struct WorkerShardStats {
 #[derive(Debug, Clone, Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct WorkerPoolBuilder {
-    /// Capacity and shards: the pool's admission is a [`Resource`].
+    /// Capacity and shards, checked as for a [`Resource`](crate::Resource).
     resource: ResourceBuilder,
     call_timeout: Option<Duration>,
     tick_interval: Option<Duration>,
@@ -859,7 +924,7 @@ pub struct WorkerPoolBuilder {
 
 impl WorkerPoolBuilder {
     /// The most messages, queued and in progress, over all mailboxes.
-    /// Required. Spread exactly over the shards, as for a [`Resource`].
+    /// Required. Spread exactly over the shards, as for a [`Resource`](crate::Resource).
     ///
     /// # Examples
     ///
@@ -953,10 +1018,11 @@ impl WorkerPoolBuilder {
     /// the others) stay exact whatever the setting; only the histograms are
     /// sampled.
     ///
-    /// Timing a message costs the sender a clock read and the worker a clock
-    /// read, two histogram records and an uncontended lock, which matters
-    /// only for handlers that take well under a microsecond. Such pools can
-    /// sample.
+    /// Timing a message costs the sender a raw clock read and the worker
+    /// one more, plus two histogram records (done in batches, so the
+    /// histograms' lock is taken once per 64 samples): about 10 ns, which
+    /// matters only for handlers that take well under a microsecond. Such
+    /// pools can sample.
     ///
     /// # Examples
     ///
@@ -1069,7 +1135,7 @@ impl WorkerPoolBuilder {
         W: Worker,
         F: Fn(usize) -> W + Send + Sync + 'static,
     {
-        let resource = self.resource.build()?;
+        let (capacity, shards) = self.resource.checked()?;
         let call_timeout = self.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
         if call_timeout.is_zero() {
             return Err(BuildError::new("call_timeout", "must be above zero"));
@@ -1092,8 +1158,6 @@ impl WorkerPoolBuilder {
             return Err(BuildError::new("name", "must not contain a NUL byte"));
         }
 
-        let shards = resource.shard_count();
-        let capacity = resource.capacity();
         // Build every worker before starting any thread, so a panicking
         // factory leaves nothing running.
         let mut workers = Vec::with_capacity(shards);
@@ -1115,13 +1179,19 @@ impl WorkerPoolBuilder {
             .map(|shard| mailbox(limit_for(capacity, shards, shard) as usize + 1))
             .unzip();
         let shared = Arc::new(Shared {
-            resource,
+            slots: (0..shards)
+                .map(|shard| CachePadded::new(SplitShard::new(limit_for(capacity, shards, shard))))
+                .collect(),
+            rejections: (0..shards)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             mailboxes: senders.into_boxed_slice(),
             closing: AtomicBool::new(false),
             capacity,
             refused_closed: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             call_timeout,
+            clock: Clock::new(),
             sample_mask: u64::from(sample_every.checked_next_power_of_two().unwrap_or(1 << 31)) - 1,
             records: (0..shards)
                 .map(|_| CachePadded::new(ShardRecord::new()))
@@ -1212,56 +1282,63 @@ where
             pin_to(core);
         }
         let record = &self.shared.records[self.shard];
+        let mut batch = LatencyBatch::new();
         let mut worker = Some(worker);
         let mut stopping = false;
         // When the previous (timed) handler finished; the start of the next
         // one if its message was already waiting (saves a clock read).
-        let mut last_finished = None;
+        let mut last_finished = UNTIMED;
         // After the stop message, exit once nothing holds a slot here: every
         // admitted message has then been posted and handled.
-        while !(stopping && self.shared.resource.shard_usage(self.shard) == 0) {
+        while !(stopping && self.shared.slots[self.shard].usage_from_releaser() == 0) {
             let (envelope, started) = match self.mailbox.try_recv() {
                 Some(envelope) => (envelope, last_finished),
-                None => match self.tick_interval {
-                    Some(interval) if !stopping => match self.mailbox.recv_timeout(interval) {
-                        Received::Message(envelope) => (envelope, None),
-                        Received::Idle => {
-                            if let Some(current) = worker.as_mut() {
-                                if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
-                                    ShardRecord::bump(&record.panics);
-                                    worker = None;
+                None => {
+                    // Going idle: what was timed shows in the stats first.
+                    self.flush(record, &mut batch);
+                    match self.tick_interval {
+                        Some(interval) if !stopping => match self.mailbox.recv_timeout(interval) {
+                            Received::Message(envelope) => (envelope, UNTIMED),
+                            Received::Idle => {
+                                if let Some(current) = worker.as_mut() {
+                                    if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
+                                        ShardRecord::bump(&record.panics);
+                                        worker = None;
+                                    }
                                 }
+                                worker = worker.or_else(|| self.rebuild(&mut stopping));
+                                continue;
                             }
-                            worker = worker.or_else(|| self.rebuild(&mut stopping));
-                            continue;
-                        }
-                    },
-                    _ => (self.mailbox.recv(), None),
-                },
+                        },
+                        _ => (self.mailbox.recv(), UNTIMED),
+                    }
+                }
             };
             match envelope {
                 Envelope::Stop => stopping = true,
-                Envelope::Call {
+                Envelope::Message {
                     request,
-                    reply,
+                    reply: Some(reply),
                     posted,
                 } => {
                     if reply.is_abandoned() {
                         // The caller gave up before the worker got here.
-                        self.shared.resource.release_slot(self.shard);
+                        self.shared.slots[self.shard].release();
                         ShardRecord::bump(&record.skipped);
                         continue;
                     }
                     let Some(current) = worker.as_mut() else {
                         // Only when shutting down with no worker to be had.
-                        self.shared.resource.release_slot(self.shard);
+                        self.shared.slots[self.shard].release();
                         ShardRecord::bump(&record.skipped);
                         reply.send(Err(Failure::Closed(request)));
                         continue;
                     };
-                    let started = posted.map(|_| started.unwrap_or_else(Instant::now));
+                    let started = self.start_time(posted, started);
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_call(request)));
-                    last_finished = self.finish(record, posted, started);
+                    last_finished = self.finish(record, &mut batch, posted, started);
+                    // The caller who holds its reply sees its latencies.
+                    self.flush(record, &mut batch);
                     match outcome {
                         Ok(value) => reply.send(Ok(value)),
                         Err(_) => {
@@ -1271,15 +1348,19 @@ where
                         }
                     }
                 }
-                Envelope::Cast { request, posted } => {
+                Envelope::Message {
+                    request,
+                    reply: None,
+                    posted,
+                } => {
                     let Some(current) = worker.as_mut() else {
-                        self.shared.resource.release_slot(self.shard);
+                        self.shared.slots[self.shard].release();
                         ShardRecord::bump(&record.skipped);
                         continue;
                     };
-                    let started = posted.map(|_| started.unwrap_or_else(Instant::now));
+                    let started = self.start_time(posted, started);
                     let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
-                    last_finished = self.finish(record, posted, started);
+                    last_finished = self.finish(record, &mut batch, posted, started);
                     if outcome.is_err() {
                         ShardRecord::bump(&record.panics);
                         worker = None;
@@ -1290,35 +1371,71 @@ where
                 worker = self.rebuild(&mut stopping);
             }
         }
+        self.flush(record, &mut batch);
         if let Some(mut worker) = worker {
             let _ = catch_unwind(AssertUnwindSafe(|| worker.terminate()));
         }
     }
 
     /// A handler returned (or panicked): free its slot, then count it and,
-    /// if it was timed (`started` is set), record its latencies and return
-    /// when it finished. The slot goes back before the reply, so a caller
-    /// holding its reply sees its slot free.
+    /// if it was timed (`started` is set), keep its latencies in `batch` and
+    /// return when it finished. The slot goes back before the reply, so a
+    /// caller holding its reply sees its slot free.
     #[inline]
     fn finish(
         &self,
         record: &ShardRecord,
-        posted: Option<Instant>,
-        started: Option<Instant>,
-    ) -> Option<Instant> {
-        let finished = started.map(|_| Instant::now());
-        self.shared.resource.release_slot(self.shard);
+        batch: &mut LatencyBatch,
+        posted: Ticks,
+        started: Ticks,
+    ) -> Ticks {
+        let finished = if started == UNTIMED {
+            UNTIMED
+        } else {
+            self.shared.now()
+        };
+        self.shared.slots[self.shard].release();
         ShardRecord::bump(&record.handled);
-        if let (Some(posted), Some(started), Some(finished)) = (posted, started, finished) {
-            let mut latency = lock(&record.latency);
-            latency
-                .queue_wait
-                .record(started.saturating_duration_since(posted));
-            latency
-                .handling
-                .record(finished.saturating_duration_since(started));
+        if started != UNTIMED && batch.push(posted.get(), started.get(), finished.get()) {
+            self.flush(record, batch);
         }
         finished
+    }
+
+    /// When the handling of a message posted at `posted` starts: untimed for
+    /// an untimed message, else `waiting_since` if the message was already
+    /// waiting when the previous timed one finished, else now.
+    #[inline]
+    fn start_time(&self, posted: Ticks, waiting_since: Ticks) -> Ticks {
+        if posted == UNTIMED {
+            UNTIMED
+        } else if waiting_since != UNTIMED {
+            waiting_since
+        } else {
+            self.shared.now()
+        }
+    }
+
+    /// Records the latencies kept in `batch` into the shard's histograms,
+    /// where [`WorkerPool::stats`] reads them. Done when the batch is full,
+    /// before a reply, and before the worker waits for mail, so a sample is
+    /// late in the stats only while its worker is busy with more messages.
+    #[inline]
+    fn flush(&self, record: &ShardRecord, batch: &mut LatencyBatch) {
+        if !batch.is_empty() {
+            self.flush_batch(record, batch);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flush_batch(&self, record: &ShardRecord, batch: &mut LatencyBatch) {
+        let mut latency = lock(&record.latency);
+        let ShardLatency {
+            queue_wait,
+            handling,
+        } = &mut *latency;
+        batch.record_into(&self.shared.clock, queue_wait, handling);
     }
 
     /// Builds a replacement worker after a panic. A factory that panics too

@@ -1,10 +1,12 @@
 //! Stats: per-shard usage and limit, accepted, rejected, handled, restarts,
 //! and latency histograms of queue wait and handling time.
 
+mod block_on;
 mod common;
 
 use std::time::Duration;
 
+use block_on::block_on;
 use common::{Harness, Job};
 use sidejob::WorkerPool;
 
@@ -88,4 +90,36 @@ fn any_sampling_interval_builds_and_rounds_up_to_a_power_of_two() {
         .unwrap();
     sparse.call(Job::Run(1)).unwrap();
     assert_eq!(sparse.stats().handled, 1);
+}
+
+#[test]
+fn a_reply_brings_the_latencies_of_the_casts_before_it() {
+    let harness = Harness::new();
+    // Far more casts than a worker keeps before it records its samples.
+    const CASTS: u32 = 200;
+    let pool = WorkerPool::builder()
+        .capacity(CASTS as usize + 2)
+        .shards(1)
+        .build(harness.factory())
+        .unwrap();
+    pool.cast(Job::Wait(0)).unwrap();
+    harness.started.recv().unwrap();
+    for n in 1..CASTS {
+        pool.cast(Job::Run(n)).unwrap();
+    }
+    // `call_async` posts the call before it returns, so the held job cast
+    // next is queued behind it: the worker stays busy (and does not record
+    // its samples for going idle) once it has answered.
+    let call = pool.call_async(Job::Run(CASTS));
+    pool.cast(Job::Wait(CASTS + 1)).unwrap();
+    harness.open(1);
+    assert_eq!(block_on(call).unwrap(), CASTS);
+    assert_eq!(harness.started.recv().unwrap(), CASTS + 1);
+    // The reply alone says the samples are in.
+    let stats = pool.stats();
+    harness.open(1);
+    let messages = u64::from(CASTS) + 1;
+    assert_eq!(stats.handled, messages);
+    assert_eq!(stats.queue_wait.count, messages);
+    assert_eq!(stats.handling.count, messages);
 }
