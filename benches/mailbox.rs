@@ -92,6 +92,8 @@
 //! `target/criterion/mailbox_<group>/<contender>/new/estimates.json`.
 
 use std::future::Future;
+mod common;
+
 use std::hint::black_box;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,9 +103,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::{Backoff, CachePadded};
 use sidejob::{CallError, CastError, Worker, WorkerPool};
+
+use common::quantile;
 
 /// Mailbox room (queued messages) in the single-consumer groups.
 const CAPACITY: usize = 1024;
@@ -363,59 +367,151 @@ impl CastChannel for Raw<flume::Sender<u64>> {
     }
 }
 
+/// One `mailbox/cast` contender, set up: its sender, its consumer, and the
+/// consumer's count so far.
+struct CastSetup<C> {
+    channel: C,
+    finish: Arc<Finish>,
+    /// The consumer's cumulative count at the end of the last batch.
+    total: u64,
+}
+
+impl<C: CastChannel> CastSetup<C> {
+    fn new(make: impl FnOnce(Arc<Finish>) -> C) -> Self {
+        let finish = Finish::new();
+        CastSetup {
+            channel: make(Arc::clone(&finish)),
+            finish,
+            total: 0,
+        }
+    }
+
+    /// Sends `iters` messages and waits until the consumer has handled them;
+    /// returns the time that took, and the refused attempts.
+    fn run(&mut self, iters: u64) -> (Duration, u64) {
+        let target = self.total + iters;
+        self.finish.target.store(target, Ordering::Relaxed);
+        let try_send = |message| self.channel.try_cast(message);
+        let start = Instant::now();
+        let refused = send_batch(self.total, iters, &try_send);
+        self.finish.wait_for(target);
+        let elapsed = start.elapsed();
+        self.total = target;
+        (elapsed, refused)
+    }
+}
+
 /// Benchmarks one `mailbox/cast` contender built by `make`, then closes it.
 fn cast_contender<C: CastChannel>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
     make: impl FnOnce(Arc<Finish>) -> C,
 ) {
-    let finish = Finish::new();
-    let channel = make(Arc::clone(&finish));
-    let try_send = |message| channel.try_cast(message);
-    // The consumer's cumulative count at the end of the last batch.
-    let mut total = 0u64;
+    let mut setup = CastSetup::new(make);
     reset_attempts();
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
-            let target = total + iters;
-            finish.target.store(target, Ordering::Relaxed);
-            let start = Instant::now();
-            let refused = send_batch(total, iters, &try_send);
-            finish.wait_for(target);
-            let elapsed = start.elapsed();
-            total = target;
+            let (elapsed, refused) = setup.run(iters);
             record_attempts(iters, refused);
             elapsed
         });
     });
     report_attempts("mailbox/cast", name);
-    channel.close();
+    setup.channel.close();
+}
+
+/// The sidejob contender of `mailbox/cast`, timing one message in `sample_every`.
+fn sidejob_cast(finish: Arc<Finish>, sample_every: u32) -> WorkerPool<SinkWorker> {
+    WorkerPool::builder()
+        .capacity(CAPACITY)
+        .shards(1)
+        .name("mailbox-cast")
+        .latency_sample_every(sample_every)
+        .build(move |_shard| SinkWorker(Sink::new(Arc::clone(&finish))))
+        .expect("pool builds")
 }
 
 fn cast(c: &mut Criterion) {
     let mut group = c.benchmark_group("mailbox/cast");
     group.throughput(Throughput::Elements(1));
-    cast_contender(&mut group, "sidejob", |finish| {
-        WorkerPool::builder()
-            .capacity(CAPACITY)
-            .shards(1)
-            .name("mailbox-cast")
-            .build(move |_shard| SinkWorker(Sink::new(Arc::clone(&finish))))
-            .expect("pool builds")
-    });
+    cast_contender(&mut group, "sidejob", |finish| sidejob_cast(finish, 1));
     cast_contender(&mut group, "sidejob-sampled-16", |finish| {
-        WorkerPool::builder()
-            .capacity(CAPACITY)
-            .shards(1)
-            .name("mailbox-cast")
-            .latency_sample_every(16)
-            .build(move |_shard| SinkWorker(Sink::new(Arc::clone(&finish))))
-            .expect("pool builds")
+        sidejob_cast(finish, 16)
     });
     cast_contender(&mut group, "crossbeam", crossbeam_cast);
     cast_contender(&mut group, "tokio-mpsc", tokio_cast);
     cast_contender(&mut group, "flume", flume_cast);
     group.finish();
+}
+
+/// Messages per contender per round in the paired mode.
+const PAIRED_MESSAGES: u64 = 50_000;
+
+/// Contender names of the paired mode, in the order it indexes them.
+const PAIRED_NAMES: [&str; 5] = [
+    "sidejob",
+    "sidejob-sampled-16",
+    "crossbeam",
+    "tokio-mpsc",
+    "flume",
+];
+
+/// Index of `crossbeam` in [`PAIRED_NAMES`]: the baseline of the ratios.
+const PAIRED_BASELINE: usize = 2;
+
+/// The paired mode of `mailbox/cast`: see the module docs.
+fn paired_cast(rounds: usize) {
+    let mut sidejob = CastSetup::new(|finish| sidejob_cast(finish, 1));
+    let mut sampled = CastSetup::new(|finish| sidejob_cast(finish, 16));
+    let mut crossbeam = CastSetup::new(crossbeam_cast);
+    let mut tokio = CastSetup::new(tokio_cast);
+    let mut flume = CastSetup::new(flume_cast);
+    let count = PAIRED_NAMES.len();
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); count];
+    let mut refused = [0u64; PAIRED_NAMES.len()];
+    // One round of warm-up, not recorded.
+    for round in 0..=rounds {
+        for k in 0..count {
+            let which = (round + k) % count;
+            let (elapsed, refusals) = match which {
+                0 => sidejob.run(PAIRED_MESSAGES),
+                1 => sampled.run(PAIRED_MESSAGES),
+                2 => crossbeam.run(PAIRED_MESSAGES),
+                3 => tokio.run(PAIRED_MESSAGES),
+                _ => flume.run(PAIRED_MESSAGES),
+            };
+            if round > 0 {
+                times[which].push(elapsed.as_nanos() as f64 / PAIRED_MESSAGES as f64);
+                refused[which] += refusals;
+            }
+        }
+    }
+    sidejob.channel.close();
+    sampled.channel.close();
+    crossbeam.channel.close();
+    tokio.channel.close();
+    flume.channel.close();
+    println!("mailbox/cast (paired, {rounds} rounds of {PAIRED_MESSAGES} messages)");
+    println!(
+        "  {:20} {:>9} {:>9} {:>13} {:>9}",
+        "contender", "median ns", "p10 ns", "vs crossbeam", "refused"
+    );
+    for (which, name) in PAIRED_NAMES.iter().enumerate() {
+        let ratios: Vec<f64> = times[which]
+            .iter()
+            .zip(&times[PAIRED_BASELINE])
+            .map(|(t, base)| t / base)
+            .collect();
+        let sent = rounds as u64 * PAIRED_MESSAGES;
+        println!(
+            "  {:20} {:9.1} {:9.1} {:12.2}x {:8.1}%",
+            name,
+            quantile(&times[which], 0.5),
+            quantile(&times[which], 0.1),
+            quantile(&ratios, 0.5),
+            100.0 * refused[which] as f64 / (sent + refused[which]) as f64,
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -841,4 +937,17 @@ criterion_group! {
         .sample_size(30);
     targets = cast, call, cast_two_producers
 }
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(rounds) = std::env::var("SIDEJOB_BENCH_PAIRED") {
+        let rounds = rounds
+            .parse::<usize>()
+            .ok()
+            .filter(|&rounds| rounds > 0)
+            .expect("SIDEJOB_BENCH_PAIRED is a number of rounds above 0");
+        paired_cast(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -55,6 +55,8 @@
 //! Criterion settings: 1 s warm-up, 3 s measurement, 30 samples; the whole
 //! bench takes about 50 s. The paired mode with 400 rounds takes about 10 s.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,6 +65,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use sidejob::{ChildHandle, ChildPanicked, Supervisor};
+
+use common::quantile;
 
 /// Room in every limiter: more children than are ever alive at once.
 const CAPACITY: usize = 1024;
@@ -370,13 +374,6 @@ fn paired_round<S: Spawner>(spawner: &S, size: usize) -> f64 {
         spawn_join_batch(spawner, size, &mut handles);
     }
     start.elapsed().as_secs_f64() * 1e6 / PAIRED_CHILDREN as f64
-}
-
-/// The `p`-quantile (0 to 1) of `values`, nearest rank below.
-fn quantile(values: &[f64], p: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((sorted.len() - 1) as f64 * p) as usize]
 }
 
 /// The paired mode: see the module docs.

@@ -1,4 +1,7 @@
-//! What the scaling benchmarks share: which thread counts to run.
+//! What the benchmarks share: which thread counts to run, and the quantiles
+//! of the paired modes. Not every bench uses every item.
+
+#![allow(dead_code)]
 
 /// Thread counts: `SIDEJOB_BENCH_THREADS` (comma-separated), else 1 and #CPUs.
 pub fn thread_counts() -> Vec<usize> {
@@ -21,4 +24,11 @@ pub fn thread_counts() -> Vec<usize> {
         "SIDEJOB_BENCH_THREADS lists no thread count"
     );
     counts
+}
+
+/// The `p`-quantile (0 to 1) of `values`, nearest rank below.
+pub fn quantile(values: &[f64], p: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((sorted.len() - 1) as f64 * p) as usize]
 }
