@@ -79,11 +79,24 @@
 //! the total message rate. On a 2-core machine the four busy threads share two
 //! cores: read this group as a rough comparison only.
 //!
+//! # Paired mode (`SIDEJOB_BENCH_PAIRED`)
+//!
+//! The cast contenders' speeds drift between levels on a shared VM, by more
+//! than the gaps between them, and criterion measures one contender after
+//! the other. With `SIDEJOB_BENCH_PAIRED=<rounds>` set, the bench skips
+//! criterion and runs the `mailbox/cast` contenders (each set up once) in
+//! rounds: in each round every contender in turn (the first one rotating)
+//! sends 50 000 messages, timed as above. It prints per contender the median
+//! and 10th percentile of ns per message over the rounds, the median over
+//! rounds of its ratio to crossbeam in the same round, and the share of
+//! refused attempts.
+//!
 //! # Running
 //!
 //! ```text
 //! cargo bench --bench mailbox
 //! cargo bench --bench mailbox -- 'mailbox/call'
+//! SIDEJOB_BENCH_PAIRED=400 cargo bench --bench mailbox
 //! ```
 //!
 //! Criterion settings (1 s warm-up, 3 s measurement, 30 samples) can be
