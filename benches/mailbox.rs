@@ -120,7 +120,7 @@ use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::{Backoff, CachePadded};
 use sidejob::{CallError, CastError, Worker, WorkerPool};
 
-use common::quantile;
+use common::{paired_rounds, quantile};
 
 /// Mailbox room (queued messages) in the single-consumer groups.
 const CAPACITY: usize = 1024;
@@ -952,12 +952,7 @@ criterion_group! {
 }
 
 fn main() {
-    if let Ok(rounds) = std::env::var("SIDEJOB_BENCH_PAIRED") {
-        let rounds = rounds
-            .parse::<usize>()
-            .ok()
-            .filter(|&rounds| rounds > 0)
-            .expect("SIDEJOB_BENCH_PAIRED is a number of rounds above 0");
+    if let Some(rounds) = paired_rounds() {
         paired_cast(rounds);
         return;
     }

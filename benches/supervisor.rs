@@ -66,7 +66,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use sidejob::{ChildHandle, ChildPanicked, Supervisor};
 
-use common::quantile;
+use common::{paired_rounds, quantile};
 
 /// Room in every limiter: more children than are ever alive at once.
 const CAPACITY: usize = 1024;
@@ -424,12 +424,7 @@ fn paired(rounds: usize) {
 }
 
 fn main() {
-    if let Ok(rounds) = std::env::var("SIDEJOB_BENCH_PAIRED") {
-        let rounds = rounds
-            .parse::<usize>()
-            .ok()
-            .filter(|&rounds| rounds > 0)
-            .expect("SIDEJOB_BENCH_PAIRED is a number of rounds above 0");
+    if let Some(rounds) = paired_rounds() {
         paired(rounds);
         return;
     }

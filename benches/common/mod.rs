@@ -32,3 +32,17 @@ pub fn quantile(values: &[f64], p: f64) -> f64 {
     sorted.sort_by(f64::total_cmp);
     sorted[((sorted.len() - 1) as f64 * p) as usize]
 }
+
+/// The rounds of a bench's paired mode, from `SIDEJOB_BENCH_PAIRED`; `None`
+/// when it is unset, and the bench runs criterion instead.
+///
+/// # Panics
+///
+/// If it is set to anything but a number of rounds above 0.
+pub fn paired_rounds() -> Option<usize> {
+    let rounds = std::env::var("SIDEJOB_BENCH_PAIRED").ok()?;
+    match rounds.parse::<usize>() {
+        Ok(rounds) if rounds > 0 => Some(rounds),
+        _ => panic!("SIDEJOB_BENCH_PAIRED: `{rounds}` is not a number of rounds above 0"),
+    }
+}
