@@ -54,5 +54,5 @@ pub use worker::Worker;
 pub use worker_pool::CallFuture;
 pub use worker_pool::{
     NoWorker, WorkerPool, WorkerPoolBuilder, WorkerPoolStats, WorkerShardStats,
-    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY,
 };

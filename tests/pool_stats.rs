@@ -16,6 +16,7 @@ fn counters_and_histograms_add_up() {
     let pool = WorkerPool::builder()
         .capacity(3)
         .shards(1)
+        .latency_sample_every(1)
         .build(harness.factory())
         .unwrap();
     pool.cast(Job::Wait(0)).unwrap();
@@ -70,6 +71,25 @@ fn sampled_latency_keeps_counts_exact() {
 }
 
 #[test]
+fn by_default_one_message_in_16_is_timed() {
+    let harness = Harness::new();
+    let pool = WorkerPool::builder()
+        .capacity(64)
+        .shards(1)
+        .build(harness.factory())
+        .unwrap();
+    for n in 0..40 {
+        pool.cast(Job::Run(n)).unwrap();
+    }
+    pool.shutdown();
+    let stats = pool.stats();
+    assert_eq!(sidejob::DEFAULT_LATENCY_SAMPLE_EVERY, 16);
+    assert_eq!(stats.handled, 40);
+    // Messages 0, 16 and 32 were timed.
+    assert_eq!((stats.handling.count, stats.queue_wait.count), (3, 3));
+}
+
+#[test]
 fn any_sampling_interval_builds_and_rounds_up_to_a_power_of_two() {
     let harness = Harness::new();
     let pool = WorkerPool::builder()
@@ -100,6 +120,7 @@ fn a_reply_brings_the_latencies_of_the_casts_before_it() {
     let pool = WorkerPool::builder()
         .capacity(CASTS as usize + 2)
         .shards(1)
+        .latency_sample_every(1)
         .build(harness.factory())
         .unwrap();
     pool.cast(Job::Wait(0)).unwrap();
