@@ -862,9 +862,9 @@ pub struct WorkerPoolStats {
     pub panics: u64,
     /// Workers rebuilt by the factory after a panic, ever.
     pub restarts: u64,
-    /// Time from posting a message to its handler starting (of the sampled
-    /// messages: see
-    /// [`latency_sample_every`](WorkerPoolBuilder::latency_sample_every)).
+    /// Time from posting a message to its handler starting, of the timed
+    /// messages: one in 16 by default, see
+    /// [`latency_sample_every`](WorkerPoolBuilder::latency_sample_every).
     ///
     /// A worker records its samples in batches: a call's sample (and those
     /// of the casts before it on its shard) is in the histograms by the time
@@ -872,7 +872,7 @@ pub struct WorkerPoolStats {
     /// mail or handled a call after it, and at the latest after 64 more
     /// timed messages or at shutdown.
     pub queue_wait: LatencyStats,
-    /// Time spent in the handler (of the sampled messages).
+    /// Time spent in the handler, of the timed messages.
     pub handling: LatencyStats,
     /// Each shard's figures, in shard order.
     pub shards: Vec<WorkerShardStats>,
