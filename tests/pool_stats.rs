@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use block_on::block_on;
 use common::{Harness, Job};
-use sidejob::WorkerPool;
+use sidejob::{WorkerPool, WorkerPoolStats};
 
 #[test]
 fn counters_and_histograms_add_up() {
@@ -51,20 +51,27 @@ fn counters_and_histograms_add_up() {
     assert!(h.p50 <= h.p90 && h.p90 <= h.p99 && h.p99 <= h.p999 && h.p999 <= h.max);
 }
 
-#[test]
-fn sampled_latency_keeps_counts_exact() {
+/// Casts `messages` jobs through a one-shard pool that times one message in
+/// `sample_every` (as many as by default when `None`); returns its stats once
+/// it has shut down.
+fn stats_after_casts(sample_every: Option<u32>, messages: u32) -> WorkerPoolStats {
     let harness = Harness::new();
-    let pool = WorkerPool::builder()
-        .capacity(16)
-        .shards(1)
-        .latency_sample_every(4)
-        .build(harness.factory())
-        .unwrap();
-    for n in 0..10 {
+    let builder = WorkerPool::builder().capacity(messages as usize).shards(1);
+    let builder = match sample_every {
+        Some(every) => builder.latency_sample_every(every),
+        None => builder,
+    };
+    let pool = builder.build(harness.factory()).unwrap();
+    for n in 0..messages {
         pool.cast(Job::Run(n)).unwrap();
     }
     pool.shutdown();
-    let stats = pool.stats();
+    pool.stats()
+}
+
+#[test]
+fn sampled_latency_keeps_counts_exact() {
+    let stats = stats_after_casts(Some(4), 10);
     assert_eq!(stats.handled, 10);
     // Messages 0, 4 and 8 were timed.
     assert_eq!((stats.handling.count, stats.queue_wait.count), (3, 3));
@@ -72,17 +79,7 @@ fn sampled_latency_keeps_counts_exact() {
 
 #[test]
 fn by_default_one_message_in_16_is_timed() {
-    let harness = Harness::new();
-    let pool = WorkerPool::builder()
-        .capacity(64)
-        .shards(1)
-        .build(harness.factory())
-        .unwrap();
-    for n in 0..40 {
-        pool.cast(Job::Run(n)).unwrap();
-    }
-    pool.shutdown();
-    let stats = pool.stats();
+    let stats = stats_after_casts(None, 40);
     assert_eq!(sidejob::DEFAULT_LATENCY_SAMPLE_EVERY, 16);
     assert_eq!(stats.handled, 40);
     // Messages 0, 16 and 32 were timed.
@@ -91,18 +88,9 @@ fn by_default_one_message_in_16_is_timed() {
 
 #[test]
 fn any_sampling_interval_builds_and_rounds_up_to_a_power_of_two() {
+    let stats = stats_after_casts(Some(3), 10); // rounded up to 4
+    assert_eq!(stats.handling.count, 3, "messages 0, 4 and 8");
     let harness = Harness::new();
-    let pool = WorkerPool::builder()
-        .capacity(16)
-        .shards(1)
-        .latency_sample_every(3) // rounded up to 4
-        .build(harness.factory())
-        .unwrap();
-    for n in 0..10 {
-        pool.cast(Job::Run(n)).unwrap();
-    }
-    pool.shutdown();
-    assert_eq!(pool.stats().handling.count, 3, "messages 0, 4 and 8");
     let sparse = WorkerPool::builder()
         .capacity(1)
         .latency_sample_every(u32::MAX)
