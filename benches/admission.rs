@@ -59,10 +59,10 @@ mod common;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use common::thread_counts;
+use common::{run_threads, thread_counts};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::CachePadded;
 
@@ -223,33 +223,7 @@ fn run_loop<L: Limiter>(limiter: &L, thread: usize, iters: u64) -> u64 {
 /// Runs `iters` attempts on each of `threads` threads; returns the wall time
 /// from the first thread starting to the last finishing.
 fn timed<L: Limiter>(limiter: &L, threads: usize, iters: u64) -> Duration {
-    let (elapsed, admitted) = if threads == 1 {
-        let start = Instant::now();
-        let admitted = run_loop(limiter, 0, iters);
-        (start.elapsed(), admitted)
-    } else {
-        let barrier = Barrier::new(threads);
-        let spans: Vec<(Instant, Instant, u64)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|thread| {
-                    let barrier = &barrier;
-                    scope.spawn(move || {
-                        barrier.wait();
-                        let start = Instant::now();
-                        let admitted = run_loop(limiter, thread, iters);
-                        (start, Instant::now(), admitted)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("bench thread panicked"))
-                .collect()
-        });
-        let first = spans.iter().map(|span| span.0).min().expect("threads > 1");
-        let last = spans.iter().map(|span| span.1).max().expect("threads > 1");
-        (last - first, spans.iter().map(|span| span.2).sum())
-    };
+    let (elapsed, admitted) = run_threads(threads, |thread| run_loop(limiter, thread, iters));
     ATTEMPTS.fetch_add(iters * threads as u64, Ordering::Relaxed);
     ADMITTED.fetch_add(admitted, Ordering::Relaxed);
     elapsed
@@ -317,10 +291,7 @@ fn admission(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::criterion_config();
     targets = admission
 }
 criterion_main!(benches);

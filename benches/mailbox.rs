@@ -954,10 +954,7 @@ fn cast_two_producers(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::criterion_config();
     targets = cast, call, cast_two_producers
 }
 

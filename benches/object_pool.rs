@@ -72,10 +72,10 @@ use std::convert::Infallible;
 use std::hint::black_box;
 use std::ops::DerefMut;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use common::thread_counts;
+use common::{run_threads, thread_counts};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
 /// Every pool's size limit: more objects than any thread count will hold.
@@ -268,33 +268,7 @@ fn run_loop<P: Pool>(pool: &P, iters: u64) -> u64 {
 /// Runs `iters` operations on each of `threads` threads; returns the wall
 /// time from the first thread starting to the last finishing.
 fn timed<P: Pool>(pool: &P, threads: usize, iters: u64) -> Duration {
-    let (elapsed, misses) = if threads == 1 {
-        let start = Instant::now();
-        let misses = run_loop(pool, iters);
-        (start.elapsed(), misses)
-    } else {
-        let barrier = Barrier::new(threads);
-        let spans: Vec<(Instant, Instant, u64)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    let barrier = &barrier;
-                    scope.spawn(move || {
-                        barrier.wait();
-                        let start = Instant::now();
-                        let misses = run_loop(pool, iters);
-                        (start, Instant::now(), misses)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("bench thread panicked"))
-                .collect()
-        });
-        let first = spans.iter().map(|span| span.0).min().expect("threads > 1");
-        let last = spans.iter().map(|span| span.1).max().expect("threads > 1");
-        (last - first, spans.iter().map(|span| span.2).sum())
-    };
+    let (elapsed, misses) = run_threads(threads, |_| run_loop(pool, iters));
     ATTEMPTS.fetch_add(iters * threads as u64, Ordering::Relaxed);
     MISSES.fetch_add(misses, Ordering::Relaxed);
     elapsed
@@ -369,10 +343,7 @@ fn object_pool(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::criterion_config();
     targets = object_pool
 }
 criterion_main!(benches);

@@ -1,7 +1,58 @@
-//! What the benchmarks share: which thread counts to run, and the quantiles
-//! of the paired modes. Not every bench uses every item.
+//! What the benchmarks share: criterion's settings, which thread counts to
+//! run, the timing of a multi-thread run, and the quantiles of the paired
+//! modes. Not every bench uses every item.
 
 #![allow(dead_code)]
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+
+/// Criterion's settings for every bench: 1 s warm-up, 3 s measurement,
+/// 30 samples (the command line can override them as usual).
+pub fn criterion_config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30)
+}
+
+/// Runs `work(thread)` on each of `threads` threads (on the calling thread
+/// when there is one), started together at a barrier; returns the wall time
+/// from the first start to the last finish, and the sum of what `work`
+/// returned.
+pub fn run_threads<F>(threads: usize, work: F) -> (Duration, u64)
+where
+    F: Fn(usize) -> u64 + Sync,
+{
+    if threads == 1 {
+        let start = Instant::now();
+        let total = work(0);
+        return (start.elapsed(), total);
+    }
+    let barrier = Barrier::new(threads);
+    let spans: Vec<(Instant, Instant, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (barrier, work) = (&barrier, &work);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    let total = work(thread);
+                    (start, Instant::now(), total)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("bench thread panicked"))
+            .collect()
+    });
+    let first = spans.iter().map(|span| span.0).min().expect("threads > 1");
+    let last = spans.iter().map(|span| span.1).max().expect("threads > 1");
+    (last - first, spans.iter().map(|span| span.2).sum())
+}
 
 /// Thread counts: `SIDEJOB_BENCH_THREADS` (comma-separated), else 1 and #CPUs.
 pub fn thread_counts() -> Vec<usize> {
