@@ -137,3 +137,16 @@ pub(crate) fn is_current<T>(handle: &JoinHandle<T>) -> bool {
 pub(crate) fn is_current<T>(_handle: &JoinHandle<T>) -> bool {
     false
 }
+
+/// Checks a thread-name prefix given to a builder's `name` setting: the OS
+/// cannot take a name with a NUL byte, and a builder says so at `build`
+/// rather than failing when its first thread starts.
+pub(crate) fn check_thread_name(name: &str) -> Result<(), crate::error::BuildError> {
+    if name.contains('\0') {
+        return Err(crate::error::BuildError::new(
+            "name",
+            "must not contain a NUL byte",
+        ));
+    }
+    Ok(())
+}

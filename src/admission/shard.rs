@@ -1,0 +1,362 @@
+//! One shard: an atomic usage word with its own limit, alone on its cache line.
+//!
+//! A shard packs everything admission needs into one 64-bit word, so that
+//! admitting is a single compare-and-swap that checks the limit, takes the
+//! slot and counts the grant, and a release learns from the same word whether
+//! the shard was over its limit:
+//!
+//! ```text
+//!  63            49   48   47               24   23                0
+//! +----------------+-----+-------------------+-------------------+
+//! | granted mod 2^15|carry| limit             | usage             |
+//! +----------------+-----+-------------------+-------------------+
+//! ```
+//!
+//! * Admitting: load the word, compare its usage with its limit, and CAS in
+//!   `word + (1 << 49) + 1`. A full shard is only ever read, never written.
+//! * Releasing: `fetch_sub(1)`. Usage is at least 1 while a permit exists, so
+//!   the subtraction never borrows. The previous word tells whether the shard
+//!   was over its limit (only possible after a shrink), which sends the
+//!   release to the resource's cold rebalance.
+//! * Changing the limit is a CAS too, so the resizer learns the shard's exact
+//!   usage at the instant the new limit took effect.
+//! * The grant count wraps every 2^15 grants. The admission that wraps it sets
+//!   the carry bit in the same CAS. The next admission to wrap it folds the
+//!   carry into `folds` first, so no wrap is lost and `accepted` is exact
+//!   forever. `folds` is a sequence counter: twice the number of folds, odd
+//!   while one is under way. Folders take turns by moving it from even to
+//!   odd; readers never write it, and retry if it moved while they read the
+//!   word. So reading the counters takes no lock at all.
+//! * Every admission and release changes the word (the grant count keeps it
+//!   free of ABA for 2^15 grants), so an unchanged word means an unchanged
+//!   shard. The refusal check relies on that.
+//!
+//! # Orderings
+//!
+//! * Every read of the word is `Acquire`, the admitting CAS is `AcqRel` and
+//!   the release `fetch_sub` is `Release`. The word's updates are all
+//!   read-modify-writes, so they form one release sequence:
+//!   - a grant synchronises with every release before it, so whatever a
+//!     holder did before giving its permit back happens-before the work of
+//!     the next holder: the guarantee a semaphore owes its users;
+//!   - a thread that sees a shard's new state also sees everything the
+//!     writer did before, on any shard. The refusal check relies on it: a
+//!     prober that sees shard B taken by a thread that first released shard A
+//!     must see shard A free when it re-reads it (loom found the false
+//!     overload that `Relaxed` reads allow here).
+//! * The bound itself needs no ordering: usage and limit live in one word, and
+//!   every change to it is a single atomic step that re-validates both.
+//! * A limit change is an `AcqRel` CAS like an admission: the resizer's reads
+//!   of the other shards, under the resize lock, follow it.
+//! * The fold and the counter snapshot use `SeqCst` on `folds` and on the
+//!   word: a reader's two reads of `folds` must bracket its read of the word
+//!   in one total order with the folder's steps (odd, clear carry, even).
+//!   Both are cold: once per 2^15 grants, and per stats call.
+
+use super::probe::AdmissionShard;
+use crate::sync::{spin_loop, AtomicU64, Ordering};
+
+/// Width of the usage and limit fields.
+const FIELD_BITS: u32 = 24;
+/// The usage field: permits held right now.
+const USAGE_MASK: u64 = (1 << FIELD_BITS) - 1;
+/// Where the limit field starts.
+const LIMIT_SHIFT: u32 = FIELD_BITS;
+/// The limit field, in place.
+const LIMIT_MASK: u64 = USAGE_MASK << LIMIT_SHIFT;
+/// Set by the admission that wraps the grant count, until it is folded.
+const CARRY: u64 = 1 << (2 * FIELD_BITS);
+/// Where the grant count starts.
+const COUNT_SHIFT: u32 = 2 * FIELD_BITS + 1;
+/// The grant count wraps after this many grants.
+const COUNT_WRAP: u64 = 1 << (64 - COUNT_SHIFT);
+/// Added by one admission: one more grant, one more permit held.
+const ADMIT: u64 = (1 << COUNT_SHIFT) | 1;
+
+/// The largest limit one shard can hold.
+pub(crate) const MAX_SHARD_LIMIT: u64 = USAGE_MASK;
+
+#[inline]
+fn usage_of(word: u64) -> u64 {
+    word & USAGE_MASK
+}
+
+#[inline]
+fn limit_of(word: u64) -> u64 {
+    (word & LIMIT_MASK) >> LIMIT_SHIFT
+}
+
+/// One shard's atomic usage word. Wrapped in `CachePadded` by its owner.
+#[derive(Debug)]
+pub(crate) struct Shard {
+    word: AtomicU64,
+    /// Twice the completed wraps of the grant count; odd during a fold.
+    folds: AtomicU64,
+}
+
+/// What one shard reports: each field a snapshot of one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ShardCounts {
+    pub(crate) usage: u64,
+    pub(crate) accepted: u64,
+}
+
+impl Shard {
+    pub(crate) fn new(limit: u64) -> Self {
+        debug_assert!(limit <= MAX_SHARD_LIMIT);
+        Shard {
+            word: AtomicU64::new(limit << LIMIT_SHIFT),
+            folds: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes one unit of usage if the shard is below its limit.
+    ///
+    /// A full shard is only read. Retries only while other threads change the
+    /// word under it, so `Err` means the shard was seen full; it carries the
+    /// word that was seen, for [`word`](Self::word) to re-validate. `Ok`
+    /// carries the grant's number on this shard (modulo 2^15).
+    #[inline]
+    pub(crate) fn try_admit(&self) -> Result<u64, u64> {
+        let mut current = self.word.load(Ordering::Acquire);
+        loop {
+            if usage_of(current) >= limit_of(current) {
+                return Err(current);
+            }
+            let mut next = current.wrapping_add(ADMIT);
+            if next >> COUNT_SHIFT == 0 {
+                // This grant wraps the count: flag the carry in the same CAS.
+                if current & CARRY != 0 {
+                    current = self.fold_carry();
+                    continue;
+                }
+                next |= CARRY;
+            }
+            match self.word.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(current >> COUNT_SHIFT),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Gives back one unit of usage taken by [`try_admit`](Self::try_admit).
+    ///
+    /// Returns `true` if the shard was over its limit before the release: a
+    /// shrink left it holding more than its share, and the resource must
+    /// rebalance the limits now that it holds less.
+    #[inline]
+    #[must_use]
+    pub(crate) fn release(&self) -> bool {
+        let previous = self.word.fetch_sub(1, Ordering::Release);
+        debug_assert!(usage_of(previous) > 0, "released a shard with no usage");
+        usage_of(previous) > limit_of(previous)
+    }
+
+    /// Sets the admission limit; returns the usage at the instant it took
+    /// effect. From then on the shard admits only while usage is below it.
+    pub(crate) fn set_limit(&self, limit: u64) -> u64 {
+        debug_assert!(limit <= MAX_SHARD_LIMIT);
+        let mut current = self.word.load(Ordering::Acquire);
+        loop {
+            let next = (current & !LIMIT_MASK) | (limit << LIMIT_SHIFT);
+            match self.word.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return usage_of(current),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// The limit admissions are checked against right now.
+    pub(crate) fn limit(&self) -> u64 {
+        limit_of(self.word.load(Ordering::Acquire))
+    }
+
+    /// The whole word, to tell whether the shard changed since it was seen.
+    #[inline]
+    pub(crate) fn word(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Permits held on this shard right now.
+    pub(crate) fn usage(&self) -> u64 {
+        usage_of(self.word.load(Ordering::Acquire))
+    }
+
+    /// Moves a pending carry into `folds`; returns the word as it now is.
+    #[cold]
+    #[inline(never)]
+    fn fold_carry(&self) -> u64 {
+        // Take the folder's turn: move the sequence from even to odd.
+        let mut sequence = self.folds.load(Ordering::SeqCst);
+        loop {
+            if sequence & 1 == 1 {
+                spin_loop();
+                sequence = self.folds.load(Ordering::SeqCst);
+                continue;
+            }
+            match self.folds.compare_exchange_weak(
+                sequence,
+                sequence + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => sequence = actual,
+            }
+        }
+        let word = self.word.fetch_and(!CARRY, Ordering::SeqCst);
+        let folded = u64::from(word & CARRY != 0);
+        self.folds.store(sequence + 2 * folded, Ordering::SeqCst);
+        word & !CARRY
+    }
+
+    /// A snapshot of the shard's counters. Reads only; never waits for the
+    /// admission path, which may only make it retry.
+    pub(crate) fn counts(&self) -> ShardCounts {
+        loop {
+            let before = self.folds.load(Ordering::SeqCst);
+            if before & 1 == 1 {
+                spin_loop();
+                continue;
+            }
+            let word = self.word.load(Ordering::SeqCst);
+            if self.folds.load(Ordering::SeqCst) == before {
+                let wraps = before / 2 + u64::from(word & CARRY != 0);
+                return ShardCounts {
+                    usage: usage_of(word),
+                    accepted: wraps * COUNT_WRAP + (word >> COUNT_SHIFT),
+                };
+            }
+        }
+    }
+
+    /// Puts the grant count at `count`, to test the carry.
+    #[cfg(all(test, not(sidejob_loom)))]
+    fn set_count_for_test(&self, count: u64) {
+        let limit = self.limit();
+        self.word.store(
+            (count << COUNT_SHIFT) | (limit << LIMIT_SHIFT),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+impl AdmissionShard for Shard {
+    type Seen = u64;
+
+    #[inline]
+    fn try_admit(&self) -> Result<u64, u64> {
+        Shard::try_admit(self)
+    }
+
+    #[inline]
+    fn seen(&self) -> u64 {
+        self.word()
+    }
+}
+
+#[cfg(all(test, not(sidejob_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admits_up_to_the_limit_and_reads_full_without_writing() {
+        let shard = Shard::new(2);
+        assert!(shard.try_admit().is_ok());
+        assert!(shard.try_admit().is_ok());
+        let before = shard.word();
+        assert_eq!(shard.try_admit(), Err(before));
+        assert_eq!(shard.word(), before);
+        assert!(!shard.release());
+        assert_ne!(shard.word(), before);
+        assert!(shard.try_admit().is_ok());
+        let counts = shard.counts();
+        assert_eq!((counts.usage, counts.accepted), (2, 3));
+    }
+
+    #[test]
+    fn release_reports_a_shard_over_its_limit() {
+        let shard = Shard::new(3);
+        for _ in 0..3 {
+            assert!(shard.try_admit().is_ok());
+        }
+        assert_eq!(shard.set_limit(1), 3);
+        assert!(shard.try_admit().is_err());
+        assert!(shard.release()); // 3 held, limit 1: over
+        assert!(shard.release()); // 2 held: still over
+        assert!(!shard.release()); // 1 held: at the limit, no longer over
+        assert!(shard.try_admit().is_ok());
+        assert!(shard.try_admit().is_err());
+        assert_eq!(shard.limit(), 1);
+    }
+
+    #[test]
+    fn accepted_stays_exact_across_count_wraps() {
+        let shard = Shard::new(10);
+        shard.set_count_for_test(COUNT_WRAP - 2);
+        for n in 1..=5u64 {
+            assert!(shard.try_admit().is_ok());
+            assert!(!shard.release());
+            assert_eq!(shard.counts().accepted, COUNT_WRAP - 2 + n);
+        }
+        // A second wrap while the first carry is still pending folds it first.
+        let shard = Shard::new(10);
+        shard.set_count_for_test(COUNT_WRAP - 1);
+        assert!(shard.try_admit().is_ok()); // wraps, carry pending
+        shard
+            .word
+            .fetch_add((COUNT_WRAP - 1) << COUNT_SHIFT, Ordering::Relaxed);
+        assert!(shard.try_admit().is_ok()); // wraps again: folds, then carries
+        let counts = shard.counts();
+        assert_eq!(counts.accepted, 2 * COUNT_WRAP);
+        assert_eq!(counts.usage, 2);
+    }
+
+    #[test]
+    fn concurrent_readers_see_accepted_grow_exactly_across_wraps() {
+        use std::sync::atomic::AtomicBool;
+        const PER_THREAD: u64 = 3 * COUNT_WRAP;
+        let shard = Shard::new(4);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let admitters: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut admitted = 0;
+                        while admitted < PER_THREAD {
+                            if shard.try_admit().is_ok() {
+                                assert!(!shard.release());
+                                admitted += 1;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            scope.spawn(|| {
+                let mut last = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let accepted = shard.counts().accepted;
+                    assert!(accepted >= last, "accepted went back: {last} -> {accepted}");
+                    assert!(accepted <= 2 * PER_THREAD);
+                    last = accepted;
+                }
+            });
+            for admitter in admitters {
+                admitter.join().unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(shard.counts().accepted, 2 * PER_THREAD);
+        assert_eq!(shard.counts().usage, 0);
+    }
+}

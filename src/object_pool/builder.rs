@@ -1,0 +1,380 @@
+//! [`ObjectPoolBuilder`]: configures and builds an [`ObjectPool`].
+
+use std::fmt;
+use std::time::Duration;
+
+use std::sync::Arc;
+
+use crate::admission::Sizing;
+use crate::error::BuildError;
+use crate::sync::{check_thread_name, Mutex};
+
+use super::config::{max_size_error, PoolConfig};
+use super::manager::Manager;
+use super::shared::PoolShared;
+use super::ObjectPool;
+#[cfg(doc)]
+use super::{ObjectPoolStats, DEFAULT_QUEUE_MAX};
+
+/// Configures an [`ObjectPool`]; made by [`ObjectPool::builder`].
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let err = sidejob::ObjectPool::builder(Conns).max_size(2).min_idle(3).build().unwrap_err();
+/// assert_eq!(err.setting(), "min_idle");
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ObjectPoolBuilder<M> {
+    manager: M,
+    /// Required, so apart from the configuration until it is set.
+    max_size: Option<usize>,
+    /// The other limits and timers, with their defaults
+    /// ([`PoolConfig::new`]); `max_size` is filled in at `build`.
+    config: PoolConfig,
+    init_size: usize,
+    shards: Option<usize>,
+    name: String,
+}
+
+impl<M> fmt::Debug for ObjectPoolBuilder<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectPoolBuilder")
+            .field("max_size", &self.max_size)
+            .field("config", &self.config)
+            .field("init_size", &self.init_size)
+            .field("shards", &self.shards)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: Manager> ObjectPoolBuilder<M> {
+    /// A builder with every default, for [`ObjectPool::builder`].
+    pub(super) fn new(manager: M) -> Self {
+        ObjectPoolBuilder {
+            manager,
+            max_size: None,
+            config: PoolConfig::new(0),
+            init_size: 0,
+            shards: None,
+            name: "sidejob-pool".to_owned(),
+        }
+    }
+
+    /// The most objects that exist at once: idle, in use and being made.
+    /// Required, and at least 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let err = sidejob::ObjectPool::builder(Conns).max_size(0).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid setting `max_size`: must be at least 1");
+    /// ```
+    pub fn max_size(mut self, max_size: usize) -> Self {
+        self.max_size = Some(max_size);
+        self
+    }
+
+    /// Objects made before [`build`](Self::build) returns (by the
+    /// maintainer thread, which `build` waits for). Default 0; at most
+    /// `max_size`. A failed creation is counted in
+    /// [`ObjectPoolStats::create_failures`] and does not fail the build:
+    /// the pool starts smaller and makes objects on demand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).init_size(3).build()?;
+    /// assert_eq!(pool.status().idle, 3);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn init_size(mut self, init_size: usize) -> Self {
+        self.init_size = init_size;
+        self
+    }
+
+    /// Idle objects kept ready: whenever fewer are idle (or being made), the
+    /// maintainer thread makes more, while the pool is below `max_size`.
+    /// Default 0 (no background creation); at most `max_size`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).min_idle(1).build()?;
+    /// let taken = pool.try_take()?; // the background thread makes another
+    /// # drop(taken);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn min_idle(mut self, min_idle: usize) -> Self {
+        self.config.min_idle = min_idle;
+        self
+    }
+
+    /// How many takers may wait at once; the next one gets
+    /// [`TakeError::QueueFull`](crate::TakeError::QueueFull) at once.
+    /// Default [`DEFAULT_QUEUE_MAX`]; 0 makes [`ObjectPool::take`] never
+    /// wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).queue_max(0).build()?;
+    /// let _held = pool.try_take()?;
+    /// let refused = pool.take(Duration::from_secs(30)).unwrap_err();
+    /// assert!(matches!(refused, sidejob::TakeError::QueueFull));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn queue_max(mut self, queue_max: usize) -> Self {
+        self.config.queue_max = queue_max;
+        self
+    }
+
+    /// The number of shards: idle stacks and slot shards. From 1 to
+    /// [`MAX_SHARDS`](crate::MAX_SHARDS); default: the number of CPUs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let err = sidejob::ObjectPool::builder(Conns).max_size(4).shards(0).build().unwrap_err();
+    /// assert_eq!(err.setting(), "shards");
+    /// ```
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// The maintainer thread's name. Default `sidejob-pool`; the thread is
+    /// called `<name>-maintainer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).min_idle(1).name("db").build()?;
+    /// # drop(pool);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = name.to_owned();
+        self
+    }
+
+    /// Idle objects are reaped after [`idle_timeout`](Self::idle_timeout)
+    /// only while the pool holds more than this many. Default: `max_size`
+    /// (untagged objects are never reaped); at most `max_size`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns)
+    ///     .max_size(16)
+    ///     .soft_limit(4) // shrink back to 4 when load drops
+    ///     .idle_timeout(Duration::from_secs(60))
+    ///     .build()?;
+    /// assert_eq!(pool.config().soft_limit, Some(4));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn soft_limit(mut self, soft_limit: usize) -> Self {
+        self.config.soft_limit = Some(soft_limit);
+        self
+    }
+
+    /// How long an object may idle before the maintainer reaps it (while
+    /// the pool is above its soft limit, and never below `min_idle`).
+    /// Default: never.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let err = sidejob::ObjectPool::builder(Conns)
+    ///     .max_size(4)
+    ///     .idle_timeout(Duration::ZERO)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.setting(), "idle_timeout");
+    /// ```
+    pub fn idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.config.idle_timeout = Some(idle_timeout);
+        self
+    }
+
+    /// How long an object lives from its creation. An expired object is
+    /// never handed out: it is destroyed when found idle or when returned,
+    /// and replaced if `min_idle` asks. Default: forever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns)
+    ///     .max_size(4)
+    ///     .max_lifetime(Duration::from_secs(30 * 60))
+    ///     .lifetime_jitter(Duration::from_secs(60))
+    ///     .build()?;
+    /// # drop(pool);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn max_lifetime(mut self, max_lifetime: Duration) -> Self {
+        self.config.max_lifetime = Some(max_lifetime);
+        self
+    }
+
+    /// Shortens each object's lifetime by a random part of this, so that
+    /// objects made together do not expire together. Must be smaller than
+    /// [`max_lifetime`](Self::max_lifetime). Default: zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let err = sidejob::ObjectPool::builder(Conns)
+    ///     .max_size(4)
+    ///     .max_lifetime(Duration::from_secs(10))
+    ///     .lifetime_jitter(Duration::from_secs(10))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.setting(), "lifetime_jitter");
+    /// ```
+    pub fn lifetime_jitter(mut self, lifetime_jitter: Duration) -> Self {
+        self.config.lifetime_jitter = lifetime_jitter;
+        self
+    }
+
+    /// Builds the pool, making `init_size` objects first.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the setting when `max_size` is unset or 0,
+    /// `init_size`, `min_idle` or `soft_limit` is above `max_size`, a timer
+    /// is zero, `lifetime_jitter` is not smaller than `max_lifetime`,
+    /// `shards` is 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), `name`
+    /// holds a NUL byte, or the maintainer thread could not be started
+    /// (named `name`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let err = sidejob::ObjectPool::builder(Conns).max_size(2).init_size(3).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
+    /// ```
+    pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
+        let mut config = self.config;
+        config.max_size = self
+            .max_size
+            .ok_or_else(|| BuildError::new("max_size", "must be set"))?;
+        config.validate()?;
+        check_thread_name(&self.name)?;
+        if self.init_size > config.max_size {
+            return Err(BuildError::new(
+                "init_size",
+                format!(
+                    "{} is above `max_size` ({})",
+                    self.init_size, config.max_size
+                ),
+            ));
+        }
+        ObjectPool::from_builder(self.manager, config, self.shards, self.init_size, self.name)
+    }
+}
+
+impl<M: Manager> ObjectPool<M> {
+    /// Builds the pool; see [`ObjectPoolBuilder::build`].
+    fn from_builder(
+        manager: M,
+        config: PoolConfig,
+        shards: Option<usize>,
+        init_size: usize,
+        name: String,
+    ) -> Result<ObjectPool<M>, BuildError> {
+        let sizing = Sizing {
+            capacity: Some(config.max_size),
+            shards,
+        };
+        let (_, shards) = sizing.checked().map_err(max_size_error)?;
+        let shared = Arc::new(PoolShared::new(manager, &config, shards));
+        let pool = ObjectPool {
+            shared,
+            maintainer: Mutex::new(None),
+            name,
+        };
+        if init_size > 0 || config.needs_maintainer() {
+            pool.start_maintainer(init_size)?;
+        }
+        Ok(pool)
+    }
+}

@@ -1,0 +1,48 @@
+//! The pool clock: nanoseconds since the pool was built, read precisely on
+//! the slow paths and coarsely (one relaxed load) on the fast path.
+//!
+//! The maintainer ticks the coarse reading each round; a return stamps the
+//! object's idle time with it. A stamp is therefore at most one maintenance
+//! interval early, and the reaper allows that interval on top of
+//! `idle_timeout`, so it never reaps an object too soon. Lifetimes, which
+//! must never be overrun, are checked against the precise clock.
+
+use std::time::Instant;
+
+use crate::sync::{AtomicU64, Ordering};
+
+#[derive(Debug)]
+pub(super) struct PoolClock {
+    origin: Instant,
+    /// The last tick; written by the maintainer only, so it can share a
+    /// read-mostly cache line.
+    coarse: AtomicU64,
+}
+
+impl PoolClock {
+    pub(super) fn new() -> Self {
+        PoolClock {
+            origin: Instant::now(),
+            coarse: AtomicU64::new(0),
+        }
+    }
+
+    /// The last tick's reading.
+    #[inline]
+    pub(super) fn coarse(&self) -> u64 {
+        // Relaxed: a stamp, ordered with nothing else.
+        self.coarse.load(Ordering::Relaxed)
+    }
+
+    /// The time now.
+    pub(super) fn precise(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Reads the time now and publishes it as the coarse reading.
+    pub(super) fn tick(&self) -> u64 {
+        let now = self.precise();
+        self.coarse.store(now, Ordering::Relaxed);
+        now
+    }
+}

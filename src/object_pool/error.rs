@@ -1,0 +1,147 @@
+//! Why a take failed ([`TakeError`]), and a pool refused by a group
+//! ([`DuplicatePool`]), handed back.
+
+use std::fmt;
+
+use super::manager::Manager;
+use super::ObjectPool;
+
+/// Why an [`ObjectPool`] take failed.
+///
+/// `E` is the manager's [`Error`](crate::Manager::Error).
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::TakeError;
+///
+/// let err: TakeError<std::io::Error> = TakeError::QueueFull;
+/// assert_eq!(err.to_string(), "too many takers are already waiting");
+/// assert!(TakeError::<std::io::Error>::Overload.is_overload());
+/// ```
+#[derive(Debug)]
+pub enum TakeError<E> {
+    /// No object was idle and the pool was at `max_size`
+    /// ([`try_take`](crate::ObjectPool::try_take) never waits).
+    Overload,
+    /// No object came free before the timeout.
+    Timeout,
+    /// `queue_max` takers were already waiting; this one did not join them.
+    QueueFull,
+    /// The pool made a new object for this taker, and the manager's
+    /// [`create`](crate::Manager::create) failed. The slot was given back.
+    Create(E),
+    /// A tagged take ([`take_tagged`](crate::ObjectPool::take_tagged)) had to
+    /// teach an object the tag, and the manager's
+    /// [`tag`](crate::TaggedManager::tag) failed. The object was destroyed
+    /// and its slot given back.
+    Tag(E),
+    /// The pool is closed.
+    Closed,
+}
+
+impl<E> TakeError<E> {
+    /// Whether the take was refused at once because the pool was full
+    /// ([`Overload`](TakeError::Overload) or
+    /// [`QueueFull`](TakeError::QueueFull)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(sidejob::TakeError::<std::fmt::Error>::QueueFull.is_overload());
+    /// assert!(!sidejob::TakeError::<std::fmt::Error>::Timeout.is_overload());
+    /// ```
+    pub fn is_overload(&self) -> bool {
+        matches!(self, TakeError::Overload | TakeError::QueueFull)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for TakeError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TakeError::Overload => {
+                f.write_str("overload: no idle object and the pool is at its maximum size")
+            }
+            TakeError::Timeout => f.write_str("timed out waiting for an object"),
+            TakeError::QueueFull => f.write_str("too many takers are already waiting"),
+            TakeError::Create(error) => write!(f, "could not create an object: {error}"),
+            TakeError::Tag(error) => write!(f, "could not tag an object: {error}"),
+            TakeError::Closed => f.write_str("object pool is closed"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for TakeError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TakeError::Create(error) | TakeError::Tag(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// [`PoolGroup::add_pool`](crate::PoolGroup::add_pool) found a member under
+/// the same key; holds the key and the pool that were not added.
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let group = sidejob::PoolGroup::new();
+/// let build = || sidejob::ObjectPool::builder(Conns).max_size(1).build();
+/// group.add_pool("a", build()?)?;
+/// let refused = group.add_pool("a", build()?).unwrap_err();
+/// assert_eq!(refused.to_string(), "a pool with this key is already in the group");
+/// let (key, pool) = refused.into_inner(); // the pool is handed back
+/// assert_eq!((key, pool.max_size()), ("a", 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DuplicatePool<K, M: Manager> {
+    key: K,
+    pool: ObjectPool<M>,
+}
+
+impl<K, M: Manager> DuplicatePool<K, M> {
+    pub(super) fn new(key: K, pool: ObjectPool<M>) -> Self {
+        DuplicatePool { key, pool }
+    }
+
+    /// The key already in use.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn key(&self) -> &K {
+        &self.key
+    }
+
+    /// The key and the pool that were not added.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn into_inner(self) -> (K, ObjectPool<M>) {
+        (self.key, self.pool)
+    }
+}
+
+impl<K: fmt::Debug, M: Manager> fmt::Debug for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DuplicatePool")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, M: Manager> fmt::Display for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a pool with this key is already in the group")
+    }
+}
+
+impl<K: fmt::Debug, M: Manager> std::error::Error for DuplicatePool<K, M> {}

@@ -1,0 +1,179 @@
+//! Returning an object: checked by the manager, then pushed on its own
+//! stack (or the tag shelf), handed to a waiter, or destroyed.
+
+use crate::sync::{lock, spin_lock, Ordering};
+
+use super::held::Held;
+use super::manager::Manager;
+use super::member::MemberBox;
+use super::shared::{bump, PoolShared};
+use super::wait_queue::Handoff;
+
+impl<M: Manager> PoolShared<M> {
+    /// Takes back a returned object: reused if its holder did not panic and
+    /// it passes [`Manager::check`], destroyed otherwise.
+    #[inline]
+    pub(super) fn give_back(&self, idle: MemberBox<M::Object>) {
+        if std::thread::panicking() {
+            return self.give_back_from_panic(idle);
+        }
+        // If `check` panics, the guard destroys the object (its slot freed)
+        // as the panic passes through. The object stays in its box, so
+        // moving it in and out of the guard moves a pointer.
+        let mut guard = DestroyOnUnwind {
+            pool: self,
+            held: Held::new(idle),
+        };
+        let Some(idle) = guard.held.member_mut() else {
+            return;
+        };
+        let reusable = self.manager.check(&mut idle.object);
+        let Some(idle) = guard.held.take() else {
+            return;
+        };
+        if reusable {
+            self.put_idle(idle);
+        } else {
+            self.destroy_or_resume(idle);
+        }
+    }
+
+    /// The holder panicked: the object's state is unknown, so it is
+    /// destroyed. A panicking `destroy` now would abort, so it is contained.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn give_back_from_panic(&self, idle: MemberBox<M::Object>) {
+        let _ = self.destroy(idle);
+    }
+
+    /// Keeps a reusable object: onto its slot's stack, or to a waiter.
+    /// Objects that expired or were retired are destroyed instead.
+    #[inline]
+    pub(super) fn put_idle(&self, idle: MemberBox<M::Object>) {
+        if idle.special {
+            return self.put_special(idle);
+        }
+        self.put_on_stack(idle);
+    }
+
+    /// Pushes an untagged object onto its slot's stack, or hands it to the
+    /// cold path when takers wait or the gate says otherwise.
+    #[inline]
+    pub(super) fn put_on_stack(&self, mut idle: MemberBox<M::Object>) {
+        let gate = &self.gate;
+        idle.idle_since = gate.clock.coarse();
+        let mut stack = spin_lock(&self.idle[idle.shard]);
+        if gate.waiting.load(Ordering::Relaxed) == 0
+            && !gate.closed.load(Ordering::Relaxed)
+            && !gate.oversized.load(Ordering::Relaxed)
+            && gate.generation.load(Ordering::Relaxed) == idle.generation
+        {
+            stack.members.push(idle);
+            return;
+        }
+        drop(stack);
+        self.put_idle_cold(idle);
+    }
+
+    /// `put_idle` for an object with a lifetime or a tag: destroys it if
+    /// its lifetime ran out, else keeps it on the shelf (tagged) or its
+    /// stack.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn put_special(&self, mut idle: MemberBox<M::Object>) {
+        if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
+            return self.expire(idle);
+        }
+        if idle.tag.is_none() {
+            return self.put_on_stack(idle);
+        }
+        idle.idle_since = self.gate.clock.coarse();
+        self.put_tagged(idle);
+    }
+
+    /// Shelves a returned tagged object, as `put_idle` pushes an untagged
+    /// one: the shelf's lock stands in for the stack's.
+    pub(super) fn put_tagged(&self, idle: MemberBox<M::Object>) {
+        let shelf = self.tags.get().expect("a tagged object implies the shelf");
+        let generation = idle.generation;
+        let gate = &self.gate;
+        let shelved = shelf.put(idle, &|| {
+            gate.waiting.load(Ordering::Relaxed) == 0
+                && !gate.closed.load(Ordering::Relaxed)
+                && !gate.oversized.load(Ordering::Relaxed)
+                && gate.generation.load(Ordering::Relaxed) == generation
+        });
+        if let Err(idle) = shelved {
+            self.put_idle_cold(idle);
+        }
+    }
+
+    /// Takers wait, or the pool is closed or above its size, or the object
+    /// is stale.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn put_idle_cold(&self, idle: MemberBox<M::Object>) {
+        if self.oversized() {
+            self.destroy_or_resume(idle);
+            return;
+        }
+        let mut queue = lock(&self.waiters);
+        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.generation;
+        if self.gate.closed.load(Ordering::Relaxed) || stale {
+            drop(queue);
+            self.destroy_or_resume(idle);
+            return;
+        }
+        let served = queue.serve(Handoff::Object(idle));
+        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        let mut idle = match served {
+            Ok(()) => return bump(&self.counters.direct_takes),
+            Err(Handoff::Object(idle)) => idle,
+            Err(_) => unreachable!("serve hands back what it was given"),
+        };
+        // Nobody waits any more. Holding the queue lock, no taker can
+        // register before the push. `close` and `retire_all` change their
+        // flag before they sweep this stack, so it is read again under its
+        // lock.
+        let gate = &self.gate;
+        let generation = idle.generation;
+        let admit = || {
+            !gate.closed.load(Ordering::Relaxed)
+                && gate.generation.load(Ordering::Relaxed) == generation
+        };
+        idle.idle_since = self.gate.clock.coarse();
+        if idle.tag.is_some() {
+            let shelf = self.tags.get().expect("a tagged object implies the shelf");
+            if let Err(idle) = shelf.put(idle, &admit) {
+                drop(queue);
+                self.destroy_or_resume(idle);
+            }
+            return;
+        }
+        let mut stack = spin_lock(&self.idle[idle.shard]);
+        if !admit() {
+            drop(stack);
+            drop(queue);
+            self.destroy_or_resume(idle);
+            return;
+        }
+        stack.members.push(idle);
+    }
+}
+
+/// Destroys the object it still holds when dropped, which happens only when
+/// [`Manager::check`] panics.
+struct DestroyOnUnwind<'a, M: Manager> {
+    pool: &'a PoolShared<M>,
+    /// As in `Pooled`: `drop` takes what is left.
+    held: Held<M::Object>,
+}
+
+impl<M: Manager> Drop for DestroyOnUnwind<'_, M> {
+    fn drop(&mut self) {
+        if let Some(idle) = self.held.take() {
+            // Already unwinding: a second panic from `destroy` is contained.
+            let _ = self.pool.destroy(idle);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! [`Held`]: the member box a guard ([`Pooled`](super::Pooled),
+//! [`OwnedPooled`](super::OwnedPooled), and the return path's unwind guard)
+//! holds until it gives it back, fails it or detaches it.
+
+use std::mem::ManuallyDrop;
+
+use super::member::MemberBox;
+
+/// A member box, held until taken out once.
+///
+/// Without drop glue (`ManuallyDrop<Option<_>>`): the guard's own `drop`
+/// takes what is left, so the return path drops nothing else.
+pub(super) struct Held<O>(ManuallyDrop<Option<MemberBox<O>>>);
+
+impl<O> Held<O> {
+    /// Holds `member`.
+    #[inline]
+    pub(super) fn new(member: MemberBox<O>) -> Self {
+        Held(ManuallyDrop::new(Some(member)))
+    }
+
+    /// Takes the member out; `None` once it was taken.
+    #[inline]
+    pub(super) fn take(&mut self) -> Option<MemberBox<O>> {
+        self.0.take()
+    }
+
+    /// Takes the member out, for a guard that is ending.
+    ///
+    /// # Panics
+    ///
+    /// If it was taken already; a guard takes it only as it ends.
+    #[inline]
+    pub(super) fn take_member(&mut self) -> MemberBox<O> {
+        self.take().expect("a guard holds its object until it ends")
+    }
+
+    /// The member, while held.
+    #[inline]
+    pub(super) fn member(&self) -> Option<&MemberBox<O>> {
+        self.0.as_ref()
+    }
+
+    /// The member, mutably, while held.
+    #[inline]
+    pub(super) fn member_mut(&mut self) -> Option<&mut MemberBox<O>> {
+        self.0.as_mut()
+    }
+
+    /// The object.
+    #[inline]
+    pub(super) fn object(&self) -> &O {
+        &self
+            .0
+            .as_ref()
+            .expect("a guard holds its object until it ends")
+            .object
+    }
+
+    /// The object, mutably.
+    #[inline]
+    pub(super) fn object_mut(&mut self) -> &mut O {
+        &mut self
+            .0
+            .as_mut()
+            .expect("a guard holds its object until it ends")
+            .object
+    }
+}

@@ -1,0 +1,230 @@
+//! The pool's lifecycle: its maintainer thread, run-time reconfiguration,
+//! retiring every object, and what dropping the pool does.
+
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::admission::check_capacity;
+use crate::error::BuildError;
+use crate::sync::{is_current, lock, spawn_named, Ordering};
+
+use super::config::{max_size_error, PoolConfig};
+use super::manager::Manager;
+use super::ObjectPool;
+
+impl<M: Manager> ObjectPool<M> {
+    /// Starts the maintainer thread unless it runs already, and waits until
+    /// it has made `init_size` objects.
+    pub(super) fn start_maintainer(&self, init_size: usize) -> Result<(), BuildError> {
+        let mut maintainer = lock(&self.maintainer);
+        if maintainer.is_some() {
+            return Ok(());
+        }
+        let (started, init_done) = crossbeam_channel::bounded::<()>(0);
+        let body = {
+            let shared = Arc::clone(&self.shared);
+            move || shared.maintain(init_size, started)
+        };
+        let handle =
+            spawn_named(format!("{}-maintainer", self.name), None, body).map_err(|error| {
+                BuildError::new(
+                    "name",
+                    format!("could not start the maintainer thread: {error}"),
+                )
+            })?;
+        // Disconnects once the `init_size` objects exist.
+        let _ = init_done.recv();
+        *maintainer = Some(handle);
+        Ok(())
+    }
+
+    /// The pool's limits and timers now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(3).queue_max(7).build()?;
+    /// assert_eq!(pool.config().queue_max, 7);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn config(&self) -> PoolConfig {
+        PoolConfig::clone(&self.shared.config.load())
+    }
+
+    /// Changes the limits and timers while the pool runs: `change` edits a
+    /// copy of the configuration, which replaces the old one if it is valid.
+    ///
+    /// * Raising `max_size` serves waiting takers at once (each makes its
+    ///   object in a new slot).
+    /// * Lowering `max_size` destroys idle objects down to it; objects in use
+    ///   drain as they come back, and no object is made until the pool is
+    ///   below the new size. The bound then holds at the new value.
+    /// * Lowering `queue_max` answers the newest waiters beyond it with
+    ///   [`TakeError::QueueFull`](crate::TakeError::QueueFull).
+    /// * `min_idle`, `soft_limit`, `idle_timeout` and `max_lifetime` take
+    ///   effect at the maintainer's next round, which is started now (and
+    ///   its thread too, if none ran). A new `max_lifetime` applies to
+    ///   objects made from now on.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the setting, for the combinations
+    /// [`ObjectPoolBuilder::build`](crate::ObjectPoolBuilder::build) refuses, or if the maintainer thread was
+    /// needed and could not be started. The configuration is then unchanged.
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::destroy`] panics while lowering `max_size`, after every
+    /// idle object above the new size is dealt with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let held = pool.try_take()?;
+    /// assert!(pool.try_take().is_err());
+    /// pool.reconfigure(|config| config.max_size = 2)?;
+    /// let second = pool.try_take()?;
+    /// let err = pool.reconfigure(|config| config.min_idle = 5).unwrap_err();
+    /// assert_eq!(err.setting(), "min_idle");
+    /// # drop((held, second));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reconfigure(&self, change: impl FnOnce(&mut PoolConfig)) -> Result<(), BuildError> {
+        let shared = &*self.shared;
+        let _reconfiguring = lock(&shared.reconfiguring);
+        let old = shared.config.load_full();
+        let mut new = PoolConfig::clone(&old);
+        change(&mut new);
+        new.validate()?;
+        check_capacity(new.max_size, shared.idle.len()).map_err(max_size_error)?;
+        if new.needs_maintainer() {
+            self.start_maintainer(0)?;
+        }
+        shared.config.store(Arc::new(new.clone()));
+        shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);
+        // Once lifetimes were on, objects with one may remain: keep checking.
+        let lifetimes = new.max_lifetime.is_some() || old.max_lifetime.is_some();
+        if new.min_idle > 0 || lifetimes {
+            shared.gate.after_pop.store(true, Ordering::Relaxed);
+        }
+        if new.queue_max < old.queue_max {
+            let mut queue = lock(&shared.waiters);
+            queue.refuse_beyond(new.queue_max);
+            shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        }
+        let mut panic = None;
+        if new.max_size > old.max_size {
+            shared
+                .slots
+                .set_capacity(new.max_size)
+                .map_err(max_size_error)?;
+            shared.serve_waiters_with_new_slots();
+        } else if new.max_size < old.max_size {
+            // The flag first, so that no slot freed meanwhile goes to a
+            // waiter (see `free_slot`).
+            shared.gate.oversized.store(true, Ordering::Relaxed);
+            shared
+                .slots
+                .set_capacity(new.max_size)
+                .map_err(max_size_error)?;
+            panic = shared.shrink_idle_to(new.max_size);
+        }
+        shared.maintenance.wake_now();
+        if let Some(panic) = panic {
+            resume_unwind(panic);
+        }
+        Ok(())
+    }
+
+    /// Retires every object that exists now, as a reload does: idle ones are
+    /// destroyed at once, and ones in use when they come back.
+    /// [`stale_count`](Self::stale_count) tells how many are still out.
+    /// Objects made from now on are new.
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::destroy`] panics, after every idle object is dealt with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).init_size(2).build()?;
+    /// let held = pool.try_take()?;
+    /// pool.retire_all();
+    /// assert_eq!(pool.status().idle, 0); // the idle one is gone
+    /// assert_eq!(pool.stale_count(), 1); // the one in use is stale
+    /// drop(held); // destroyed, not kept
+    /// assert_eq!((pool.stale_count(), pool.status().size), (0, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retire_all(&self) {
+        let shared = &*self.shared;
+        shared.gate.generation.fetch_add(1, Ordering::Relaxed);
+        if let Some(panic) = shared.sweep_idle() {
+            resume_unwind(panic);
+        }
+        shared.maintenance.wake_now();
+    }
+
+    /// How many objects made before the last
+    /// [`retire_all`](Self::retire_all) still exist (in use, to be destroyed
+    /// when they come back).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(4).build()?;
+    /// assert_eq!(pool.stale_count(), 0);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn stale_count(&self) -> usize {
+        let current = self.shared.gate.generation.load(Ordering::Relaxed);
+        lock(&self.shared.generations)
+            .range(..current)
+            .map(|(_, alive)| alive)
+            .sum()
+    }
+}
+
+impl<M: Manager> Drop for ObjectPool<M> {
+    fn drop(&mut self) {
+        self.shared.maintenance.stop();
+        let maintainer = lock(&self.maintainer).take();
+        if let Some(handle) = maintainer {
+            if !is_current(&handle) {
+                let _ = handle.join();
+            }
+        }
+        if std::thread::panicking() {
+            // A second panic from `destroy` would abort; contain it.
+            let _ = catch_unwind(AssertUnwindSafe(|| self.shared.close()));
+        } else {
+            self.shared.close();
+        }
+    }
+}

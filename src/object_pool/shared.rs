@@ -1,0 +1,130 @@
+//! [`PoolShared`]: what a pool, its objects and its maintainer share; the
+//! engine under the [`ObjectPool`](super::ObjectPool) face. Its methods are
+//! split by concern over the sibling modules (see the face's module docs).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use crossbeam_utils::CachePadded;
+
+use crate::admission::ShardedCounter;
+use crate::latency::LatencyHistogram;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+use super::clock::PoolClock;
+use super::config::PoolConfig;
+use super::idle_stacks::{idle_stacks, IdleStacks};
+use super::maintainer::Maintenance;
+use super::manager::Manager;
+use super::tags::DynTagShelf;
+use super::wait_queue::WaitQueue;
+
+/// What the pool, its objects and its maintainer share.
+pub(super) struct PoolShared<M: Manager> {
+    pub(super) manager: M,
+    /// One slot per object that exists or is being made.
+    pub(super) slots: ShardedCounter,
+    /// Idle objects, a LIFO stack per shard.
+    pub(super) idle: IdleStacks<M::Object>,
+    /// Read by every return; written only on the slow paths.
+    pub(super) gate: CachePadded<Gate>,
+    /// Waiting takers, oldest first.
+    pub(super) waiters: Mutex<WaitQueue<M::Object>>,
+    /// The limits and timers, read without locks.
+    pub(super) config: ArcSwap<PoolConfig>,
+    /// Serialises `reconfigure` calls.
+    pub(super) reconfiguring: Mutex<()>,
+    /// Wakes the maintainer thread.
+    pub(super) maintenance: Maintenance,
+    /// Idle tagged objects, made at the first tagged take.
+    pub(super) tags: OnceLock<Box<dyn DynTagShelf<M::Object>>>,
+    /// Objects alive per generation, for `stale_count`.
+    pub(super) generations: Mutex<BTreeMap<u64, usize>>,
+    pub(super) counters: CachePadded<Counters>,
+    pub(super) wait_times: Mutex<LatencyHistogram>,
+}
+
+#[derive(Debug)]
+pub(super) struct Gate {
+    /// The pool clock; its coarse reading, which a return stamps, lives on
+    /// this line, which the return reads anyway.
+    pub(super) clock: PoolClock,
+    pub(super) closed: AtomicBool,
+    /// The wait queue's length; see the module's `# Protocol`.
+    pub(super) waiting: AtomicUsize,
+    /// Raised by `retire_all`; an object of an older generation is
+    /// destroyed when it comes back.
+    pub(super) generation: AtomicU64,
+    /// `min_idle`'s value, for takes to know whether to nudge the
+    /// maintainer without loading the configuration.
+    pub(super) min_idle: AtomicUsize,
+    /// Whether a pop needs the cold path: `min_idle` is set (nudge the
+    /// maintainer) or some object may have a lifetime (check it).
+    pub(super) after_pop: AtomicBool,
+    /// Set while `max_size` was lowered below the size: returned objects
+    /// are destroyed until the pool fits.
+    pub(super) oversized: AtomicBool,
+}
+
+/// Slow-path counters; fast-path takes are counted on the idle stacks.
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    /// Takes served by a creation or a hand-off rather than a stack.
+    pub(super) direct_takes: AtomicU64,
+    pub(super) waits: AtomicU64,
+    pub(super) timeouts: AtomicU64,
+    pub(super) rejected: AtomicU64,
+    pub(super) creates: AtomicU64,
+    pub(super) create_failures: AtomicU64,
+    pub(super) destroyed: AtomicU64,
+    pub(super) reaped: AtomicU64,
+    pub(super) expired: AtomicU64,
+    /// Stack pops that found an expired object (counted as takes on the
+    /// stack, so subtracted).
+    pub(super) expired_pops: AtomicU64,
+    pub(super) evicted: AtomicU64,
+    pub(super) creating: AtomicUsize,
+    /// Untagged objects that tagged takes took, to be replaced in the
+    /// background.
+    pub(super) replenish: AtomicUsize,
+}
+
+pub(super) fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+impl<M: Manager> PoolShared<M> {
+    /// The engine of a pool of `manager`'s objects with `config`'s limits
+    /// over `shards` shards, both checked.
+    pub(super) fn new(manager: M, config: &PoolConfig, shards: usize) -> Self {
+        PoolShared {
+            manager,
+            slots: ShardedCounter::new(config.max_size, shards),
+            idle: idle_stacks(shards),
+            gate: CachePadded::new(Gate {
+                clock: PoolClock::new(),
+                closed: AtomicBool::new(false),
+                waiting: AtomicUsize::new(0),
+                generation: AtomicU64::new(0),
+                min_idle: AtomicUsize::new(config.min_idle),
+                after_pop: AtomicBool::new(config.min_idle > 0 || config.max_lifetime.is_some()),
+                oversized: AtomicBool::new(false),
+            }),
+            waiters: Mutex::new(WaitQueue::new()),
+            config: ArcSwap::from_pointee(config.clone()),
+            reconfiguring: Mutex::new(()),
+            maintenance: Maintenance::new(),
+            tags: OnceLock::new(),
+            generations: Mutex::new(BTreeMap::new()),
+            counters: CachePadded::new(Counters::default()),
+            wait_times: Mutex::new(LatencyHistogram::new()),
+        }
+    }
+}
+
+/// A duration in nanoseconds, saturating.
+pub(super) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,145 @@
+//! What an [`ObjectPool`](crate::ObjectPool) reports: its size right now
+//! ([`PoolStatus`]) and its counters ([`ObjectPoolStats`]).
+
+use crate::latency::LatencyStats;
+use crate::sync::{lock, spin_lock, AtomicU64, Ordering};
+
+use super::manager::Manager;
+use super::shared::PoolShared;
+
+/// A snapshot of an [`ObjectPool`](crate::ObjectPool)'s size, from [`ObjectPool::status`](crate::ObjectPool::status).
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let pool = sidejob::ObjectPool::builder(Conns).max_size(3).build()?;
+/// let status = pool.status();
+/// assert_eq!((status.max_size, status.size), (3, 0));
+/// # Ok::<(), sidejob::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStatus {
+    /// The size limit.
+    pub max_size: usize,
+    /// Objects that exist or are being made: `idle + in_use + creating`.
+    pub size: usize,
+    /// Objects ready to be taken, tagged or not.
+    pub idle: usize,
+    /// Of the idle objects, those that carry a tag (see
+    /// [`take_tagged`](crate::ObjectPool::take_tagged)).
+    pub tagged: usize,
+    /// Objects taken and not yet returned.
+    pub in_use: usize,
+    /// Objects being made.
+    pub creating: usize,
+    /// Takers waiting in [`ObjectPool::take`](crate::ObjectPool::take).
+    pub waiting: usize,
+}
+
+/// An [`ObjectPool`](crate::ObjectPool)'s counters, from [`ObjectPool::stats`](crate::ObjectPool::stats).
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+/// let held = pool.try_take()?;
+/// assert!(pool.try_take().is_err());
+/// sidejob::Pooled::fail(held);
+/// let stats = pool.stats();
+/// assert_eq!((stats.takes, stats.rejected, stats.destroyed), (1, 1, 1));
+/// assert_eq!(stats.wait.count, 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectPoolStats {
+    /// Objects handed to takers.
+    pub takes: u64,
+    /// Takers that joined the wait queue.
+    pub waits: u64,
+    /// Waiters whose timeout ran out.
+    pub timeouts: u64,
+    /// Takes refused at once: [`TakeError::Overload`](crate::TakeError::Overload) and
+    /// [`TakeError::QueueFull`](crate::TakeError::QueueFull).
+    pub rejected: u64,
+    /// Objects made.
+    pub creates: u64,
+    /// Creations that failed (or panicked).
+    pub create_failures: u64,
+    /// Objects destroyed, for any reason: failed checks, [`Pooled::fail`](crate::Pooled::fail),
+    /// panicking holders, reaping, expiry, `retire_all`, shrinking, and the
+    /// pool closing.
+    pub destroyed: u64,
+    /// Of those, idle objects reaped after `idle_timeout`.
+    pub reaped: u64,
+    /// Of those, objects whose `max_lifetime` ran out.
+    pub expired: u64,
+    /// Idle tagged objects destroyed to make room for a tagged take at
+    /// `max_size`, least recently used first.
+    pub evicted: u64,
+    /// How long waiters waited, whatever the outcome.
+    pub wait: LatencyStats,
+}
+
+impl<M: Manager> PoolShared<M> {
+    /// Idle untagged objects, ready for any taker.
+    pub(super) fn untagged_idle_count(&self) -> usize {
+        self.idle
+            .iter()
+            .map(|stack| spin_lock(stack).members.len())
+            .sum()
+    }
+
+    /// Idle tagged objects.
+    pub(super) fn tagged_idle_count(&self) -> usize {
+        self.tags.get().map_or(0, |shelf| shelf.len())
+    }
+
+    pub(super) fn status(&self) -> PoolStatus {
+        let tagged = self.tagged_idle_count();
+        let idle = self.untagged_idle_count() + tagged;
+        let creating = self.counters.creating.load(Ordering::Relaxed);
+        let size = self.slots.usage();
+        PoolStatus {
+            max_size: self.slots.capacity(),
+            size,
+            idle,
+            tagged,
+            in_use: size.saturating_sub(idle + creating),
+            creating,
+            waiting: self.gate.waiting.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn stats(&self) -> ObjectPoolStats {
+        let counters = &self.counters;
+        let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
+        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        ObjectPoolStats {
+            takes: stack_takes + read(&counters.direct_takes) - read(&counters.expired_pops),
+            waits: read(&counters.waits),
+            timeouts: read(&counters.timeouts),
+            rejected: read(&counters.rejected),
+            creates: read(&counters.creates),
+            create_failures: read(&counters.create_failures),
+            destroyed: read(&counters.destroyed),
+            reaped: read(&counters.reaped),
+            expired: read(&counters.expired),
+            evicted: read(&counters.evicted),
+            wait: lock(&self.wait_times).summary(),
+        }
+    }
+}

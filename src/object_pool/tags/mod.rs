@@ -1,0 +1,16 @@
+//! Tags: CouchDB's affinity of a process to a database. A tagged take
+//! prefers an idle object that already carries its tag, then one of its
+//! group, then teaches an untagged (or the least recently used) object.
+//!
+//! * `tag.rs`: [`PoolTag`], what a tag is;
+//! * `shelf.rs`: the tag shelf, where idle tagged objects wait, by tag, by
+//!   group and in least recently used order;
+//! * `take.rs`: [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged)
+//!   and the lookup order behind it.
+
+mod shelf;
+mod tag;
+mod take;
+
+pub(super) use shelf::{tag_of, DynTagShelf};
+pub use tag::PoolTag;

@@ -1,0 +1,199 @@
+//! Tagged takes: [`ObjectPool::take_tagged`] and CouchDB's lookup order
+//! (exact tag, same group, untagged, a free slot, the least recently used
+//! tagged object evicted), then teaching the object its tag.
+
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use crate::sync::Ordering;
+
+use super::super::error::TakeError;
+use super::super::manager::TaggedManager;
+use super::super::member::MemberBox;
+use super::super::pooled::Pooled;
+use super::super::shared::{bump, PoolShared};
+use super::super::wait_queue::Handoff;
+use super::super::ObjectPool;
+use super::shelf::{tag_of, TagShelf};
+use super::tag::PoolTag;
+
+impl<M: TaggedManager> ObjectPool<M> {
+    /// Takes an object tagged `tag`, waiting up to `timeout`; CouchDB's
+    /// design-document affinity. Looks, in order, for:
+    ///
+    /// 1. an idle object with the exact tag (the most recently returned);
+    /// 2. an idle object of the same group;
+    /// 3. an idle untagged object (an untagged replacement is then made in
+    ///    the background, room permitting, so untagged takers keep finding
+    ///    one);
+    /// 4. a new object, below `max_size`;
+    /// 5. at `max_size`, room made by destroying the least recently used
+    ///    idle tagged objects (a tenth of `max_size`, at least one), then a
+    ///    new object;
+    ///
+    /// and otherwise waits in the same FIFO queue as [`take`](Self::take),
+    /// for any object. An object that does not already carry `tag` is
+    /// taught it with [`TaggedManager::tag`] and keeps it: returned, it
+    /// idles on the tag shelf, where tagged takes find it by tag or group
+    /// without a scan. Idle tagged objects are reaped after `idle_timeout`
+    /// whatever the soft limit. An untagged take
+    /// ([`try_take`](Self::try_take), [`take`](Self::take)) prefers untagged
+    /// objects and a new one, and takes a tagged one only when nothing else
+    /// is left; the object keeps its tag.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`take`](Self::take), and [`TakeError::Tag`] when teaching
+    /// the tag failed (the object was destroyed).
+    ///
+    /// # Panics
+    ///
+    /// If [`Manager::create`](crate::Manager::create) or [`TaggedManager::tag`] panics, the panic
+    /// goes on to the caller (the slot is freed first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sidejob::{Manager, ObjectPool, TaggedManager};
+    ///
+    /// struct Workers;
+    /// impl Manager for Workers {
+    ///     type Object = Vec<String>; // what each worker has loaded
+    ///     type Error = std::io::Error;
+    ///     fn create(&self) -> std::io::Result<Vec<String>> {
+    ///         Ok(Vec::new())
+    ///     }
+    /// }
+    /// impl TaggedManager for Workers {
+    ///     type Tag = (&'static str, &'static str);
+    ///     fn tag(&self, loaded: &mut Vec<String>, tag: &Self::Tag) -> std::io::Result<()> {
+    ///         loaded.push(format!("{}/{}", tag.0, tag.1));
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let pool = ObjectPool::builder(Workers).max_size(2).build()?;
+    /// let wait = Duration::from_secs(1);
+    /// drop(pool.take_tagged(&("db", "a"), wait)?); // made and taught "db/a"
+    /// // Same group: the same worker, taught "db/b" as well.
+    /// let worker = pool.take_tagged(&("db", "b"), wait)?;
+    /// assert_eq!(*worker, ["db/a", "db/b"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_tagged(
+        &self,
+        tag: &M::Tag,
+        timeout: Duration,
+    ) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
+        let shared = &*self.shared;
+        // (Not under loom, whose models leave replenishment out.)
+        if shared.tags.get().is_none() && !cfg!(sidejob_loom) {
+            // The maintainer replaces the untagged objects that tagged takes
+            // teach. Should its thread fail to start, tagged takes still
+            // work; untagged objects are then made on demand instead.
+            let _ = self.start_maintainer(0);
+        }
+        let idle = match shared.find_tagged(tag)? {
+            Some(handoff) => shared.accept(handoff)?,
+            None => shared.wait_for(timeout)?,
+        };
+        shared
+            .teach(idle, tag)
+            .map(|idle| Pooled::new(shared, idle))
+    }
+}
+
+impl<M: TaggedManager> PoolShared<M> {
+    /// The typed tag shelf, made at the first tagged take.
+    fn tag_shelf(&self) -> &TagShelf<M::Object, M::Tag> {
+        self.tags
+            .get_or_init(|| Box::new(TagShelf::<M::Object, M::Tag>::new()))
+            .as_any()
+            .downcast_ref()
+            .expect("a manager has one tag type")
+    }
+
+    /// Steps 1 to 5 of `take_tagged`: what it found, or `None` to wait.
+    fn find_tagged(&self, tag: &M::Tag) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
+        if self.gate.closed.load(Ordering::Relaxed) {
+            return Err(TakeError::Closed);
+        }
+        let mut doomed = Vec::new();
+        let found = self.find_tagged_into(tag, &mut doomed);
+        self.expire_all(doomed);
+        Ok(found)
+    }
+
+    /// [`find_tagged`](Self::find_tagged)'s search, setting expired objects
+    /// aside in `doomed`.
+    fn find_tagged_into(
+        &self,
+        tag: &M::Tag,
+        doomed: &mut Vec<MemberBox<M::Object>>,
+    ) -> Option<Handoff<M::Object>> {
+        let index = self.tag_shelf();
+        let tagged = std::iter::from_fn(|| index.take_exact(tag))
+            .chain(std::iter::from_fn(|| index.take_group(tag.group())))
+            .find_map(|idle| self.unexpired(idle, doomed));
+        if let Some(idle) = tagged {
+            bump(&self.counters.direct_takes);
+            return Some(Handoff::Object(idle));
+        }
+        let home = self.home();
+        let untagged = match self.pop_idle_into(home, Some(doomed)) {
+            Some(idle) => Some(idle),
+            None => self.steal(home, doomed),
+        };
+        if let Some(idle) = untagged {
+            self.counters.replenish.fetch_add(1, Ordering::Relaxed);
+            self.maintenance.wake_now();
+            return Some(Handoff::Object(idle));
+        }
+        if let Ok(shard) = self.slots.admit_from(home) {
+            return Some(Handoff::Slot(shard));
+        }
+        let mut evicted = false;
+        for _ in 0..(self.slots.capacity() / 10).max(1) {
+            let Some(idle) = self.tags.get().and_then(|shelf| shelf.take_oldest()) else {
+                break;
+            };
+            bump(&self.counters.evicted);
+            // A panicking `destroy` is not this taker's business.
+            let _ = self.destroy(idle);
+            evicted = true;
+        }
+        if evicted {
+            if let Ok(shard) = self.slots.admit_from(home) {
+                return Some(Handoff::Slot(shard));
+            }
+        }
+        None
+    }
+
+    /// Teaches `idle` the tag, unless it carries it already.
+    fn teach(
+        &self,
+        mut idle: MemberBox<M::Object>,
+        tag: &M::Tag,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        if tag_of::<M::Object, M::Tag>(&idle) == Some(tag) {
+            return Ok(idle);
+        }
+        let object = &mut idle.object;
+        match catch_unwind(AssertUnwindSafe(|| self.manager.tag(object, tag))) {
+            Ok(Ok(())) => {
+                idle.set_tag(Box::new(tag.clone()));
+                Ok(idle)
+            }
+            Ok(Err(error)) => {
+                self.destroy_or_resume(idle);
+                Err(TakeError::Tag(error))
+            }
+            Err(panic) => {
+                let _ = self.destroy(idle);
+                resume_unwind(panic)
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Waiting takers: joining the FIFO queue, being served an object or a
+//! slot, and freeing a slot, which goes to the oldest waiter first.
+
+use std::time::{Duration, Instant};
+
+use crate::sync::{lock, Ordering};
+
+use super::error::TakeError;
+use super::manager::Manager;
+use super::member::MemberBox;
+use super::shared::{bump, PoolShared};
+use super::wait_queue::Handoff;
+
+impl<M: Manager> PoolShared<M> {
+    /// Joins the wait queue, unless something is free after all, and waits.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wait_for(
+        &self,
+        timeout: Duration,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let started = Instant::now();
+        let home = self.home();
+        let mut queue = lock(&self.waiters);
+        if self.gate.closed.load(Ordering::Relaxed) {
+            return Err(TakeError::Closed);
+        }
+        // Register first, then look: see the module's `# Protocol`.
+        let waiter = queue.push(started.checked_add(timeout));
+        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        // Expired objects the scan meets are destroyed only once the lock
+        // is let go: a destroy frees a slot, which takes it.
+        let mut doomed = Vec::new();
+        let found = self.find_free(home, &mut doomed);
+        if found.is_some() || queue.len() > self.config.load().queue_max {
+            queue.remove(waiter.key());
+            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            drop(queue);
+            self.expire_all(doomed);
+            return match found {
+                Some(handoff) => self.accept(handoff),
+                None => {
+                    bump(&self.counters.rejected);
+                    Err(TakeError::QueueFull)
+                }
+            };
+        }
+        drop(queue);
+        self.expire_all(doomed);
+        bump(&self.counters.waits);
+
+        let handoff = match waiter.wait() {
+            Some(handoff) => handoff,
+            None => {
+                let mut queue = lock(&self.waiters);
+                if queue.remove(waiter.key()) {
+                    self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+                    drop(queue);
+                    Handoff::Expired
+                } else {
+                    drop(queue);
+                    waiter.take_filled()
+                }
+            }
+        };
+        lock(&self.wait_times).record(started.elapsed());
+        self.accept(handoff)
+    }
+
+    /// What a taker does with what it found or was handed.
+    pub(super) fn accept(
+        &self,
+        handoff: Handoff<M::Object>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        match handoff {
+            Handoff::Object(idle) => Ok(idle),
+            Handoff::Slot(shard) => self.create_for_taker(shard),
+            Handoff::Closed => Err(TakeError::Closed),
+            Handoff::QueueFull => {
+                bump(&self.counters.rejected);
+                Err(TakeError::QueueFull)
+            }
+            Handoff::Expired => {
+                bump(&self.counters.timeouts);
+                Err(TakeError::Timeout)
+            }
+        }
+    }
+
+    /// Frees `slot`: to the oldest waiter, which makes its own object, or
+    /// back to the resource. Under the queue lock, so a waiter that found no
+    /// slot before it slept is always served (see `# Protocol`).
+    ///
+    /// Above a lowered `max_size`, the slot goes back to the resource, which
+    /// admits nobody until the pool fits again: a waiter handed it would
+    /// make an object and keep the pool above its size for as long as
+    /// takers wait. The size is read under the queue lock, so two frees
+    /// cannot both see the pool too big and both give their slot back.
+    pub(super) fn free_slot(&self, shard: usize) {
+        let mut queue = lock(&self.waiters);
+        let oversized = self.gate.oversized.load(Ordering::Relaxed)
+            && self.slots.usage() > self.slots.capacity();
+        if !oversized && !self.gate.closed.load(Ordering::Relaxed) {
+            let served = queue.serve(Handoff::Slot(shard));
+            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            if served.is_ok() {
+                return;
+            }
+        }
+        self.slots.release(shard);
+        drop(queue);
+        if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
+            self.maintenance.nudge();
+        }
+    }
+
+    /// `max_size` grew: hands each waiter a new slot while there is room.
+    pub(super) fn serve_waiters_with_new_slots(&self) {
+        let mut queue = lock(&self.waiters);
+        while queue.len() > 0 {
+            let Ok(shard) = self.slots.admit_from(0) else {
+                break;
+            };
+            if let Err(Handoff::Slot(shard)) = queue.serve(Handoff::Slot(shard)) {
+                self.slots.release(shard);
+            }
+        }
+        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+    }
+}

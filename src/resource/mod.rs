@@ -1,0 +1,324 @@
+//! [`Resource`]: the sharded admission counter every other face is built on.
+//!
+//! It is a thin face over the admission core's
+//! `ShardedCounter` (`admission/counter.rs`): this module adds
+//! permits, the builder and the stats types. How a shrink below the usage
+//! rebalances the shard limits is in `admission/rebalance.rs`.
+
+mod builder;
+mod permit;
+mod stats;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::admission::{home_shard, limit_for, ShardedCounter};
+use crate::error::Overload;
+
+pub use builder::ResourceBuilder;
+pub use permit::{OwnedPermit, Permit};
+pub use stats::{ResourceStats, ShardStats};
+
+/// A capacity-bounded admission counter, split across shards.
+///
+/// Each shard is one atomic usage slot on its own cache line, holding an
+/// exact share of the capacity. [`try_acquire`](Resource::try_acquire) starts
+/// at the calling thread's home shard and probes the others in turn; it fails
+/// fast with [`Overload`] only when it saw every shard full. Usage never
+/// exceeds capacity, not even for an instant; the one exception is the
+/// permits still held when [`set_capacity`](Resource::set_capacity) lowers
+/// the capacity below them, which are never revoked (nothing is admitted
+/// until usage is back under the new capacity).
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::Resource;
+///
+/// let resource = Resource::builder().capacity(2).shards(2).build()?;
+/// let first = resource.try_acquire()?;
+/// let second = resource.try_acquire()?;
+/// assert!(resource.try_acquire().is_err()); // full: fail fast
+/// drop(first);
+/// assert!(resource.try_acquire().is_ok()); // a slot is free again
+/// # drop(second);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Resource {
+    pub(super) counter: ShardedCounter,
+}
+
+impl Resource {
+    /// A resource of `capacity` permits spread over one shard per CPU.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215
+    /// permits per shard). [`Resource::builder`] reports that as a [`BuildError`](crate::BuildError) instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(100);
+    /// assert_eq!(resource.capacity(), 100);
+    /// assert_eq!(resource.shard_count(), num_cpus::get());
+    /// ```
+    pub fn new(capacity: usize) -> Resource {
+        match Resource::builder().capacity(capacity).build() {
+            Ok(resource) => resource,
+            Err(err) => panic!("Resource::new({capacity}): {err}"),
+        }
+    }
+
+    /// Starts configuring a resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(10).shards(4).build()?;
+    /// assert_eq!(resource.shard_count(), 4);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn builder() -> ResourceBuilder {
+        ResourceBuilder::default()
+    }
+
+    /// Takes a permit, or fails fast with [`Overload`] if every shard is full.
+    ///
+    /// The probe starts at the calling thread's home shard and visits each
+    /// other shard once, in order. In the common case it touches only the home
+    /// shard's cache line, allocates nothing and writes one word. Dropping the
+    /// permit gives its slot back.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit. A refusal is counted
+    /// once in [`ResourceStats::rejected`], however many shards were probed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let permit = resource.try_acquire().expect("one slot is free");
+    /// assert_eq!(resource.try_acquire().unwrap_err(), sidejob::Overload);
+    /// drop(permit);
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, Overload> {
+        let shard = self
+            .counter
+            .admit_from(home_shard(self.counter.shard_count()))?;
+        Ok(Permit::new(self, shard))
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), but the probe starts at shard
+    /// `start % shard_count()` instead of the thread's home shard.
+    ///
+    /// Useful to keep a task on the same shard whichever thread runs it, or to
+    /// reproduce a placement in a test.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(3).shards(3).build()?;
+    /// let permit = resource.try_acquire_from(2)?;
+    /// assert_eq!(permit.shard(), 2);
+    /// let next = resource.try_acquire_from(2)?; // shard 2 is full: probe on
+    /// assert_eq!(next.shard(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_from(&self, start: usize) -> Result<Permit<'_>, Overload> {
+        let shard = self
+            .counter
+            .admit_from(start % self.counter.shard_count())?;
+        Ok(Permit::new(self, shard))
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), but the permit owns a handle
+    /// to the resource, so it is `'static` and can travel between threads.
+    ///
+    /// This clones the `Arc`, an atomic increment on a cache line every
+    /// holder shares, and the drop decrements it. Prefer
+    /// [`try_acquire`](Self::try_acquire) where a borrow will do.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::new(4));
+    /// let permit = resource.try_acquire_owned()?;
+    /// std::thread::spawn(move || {
+    ///     // ... work under the permit ...
+    ///     drop(permit);
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, Overload> {
+        let shard = self
+            .counter
+            .admit_from(home_shard(self.counter.shard_count()))?;
+        Ok(OwnedPermit::new(Arc::clone(self), shard))
+    }
+
+    /// Like [`try_acquire_owned`](Self::try_acquire_owned), but the probe
+    /// starts at shard `start % shard_count()`, as in
+    /// [`try_acquire_from`](Self::try_acquire_from).
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when every shard was seen at its limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::builder().capacity(2).shards(2).build()?);
+    /// assert_eq!(resource.try_acquire_owned_from(1)?.shard(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned_from(self: &Arc<Self>, start: usize) -> Result<OwnedPermit, Overload> {
+        let shard = self
+            .counter
+            .admit_from(start % self.counter.shard_count())?;
+        Ok(OwnedPermit::new(Arc::clone(self), shard))
+    }
+
+    /// The total capacity: the sum of the shard limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(7);
+    /// assert_eq!(resource.capacity(), 7);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.counter.capacity()
+    }
+
+    /// The number of shards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(7).shards(3).build()?;
+    /// assert_eq!(resource.shard_count(), 3);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shard_count(&self) -> usize {
+        self.counter.shard_count()
+    }
+
+    /// The number of permits held right now, summed over the shards.
+    ///
+    /// Each shard is read once; under concurrent use the sum is a moment's
+    /// picture, never above the capacity, except for the permits still held
+    /// after [`set_capacity`](Resource::set_capacity) lowered it below them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(3);
+    /// let _permit = resource.try_acquire()?;
+    /// assert_eq!(resource.usage(), 1);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn usage(&self) -> usize {
+        self.counter.usage()
+    }
+
+    /// Changes the capacity at run time, spreading it exactly over the shards.
+    ///
+    /// Growing admits new acquires at once. Shrinking never revokes permits
+    /// already held: usage may stay above the new capacity until they are
+    /// dropped, and acquires are refused until usage is back under it.
+    /// Concurrent resizes are serialised; acquires never wait for one.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215 per shard).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let held = resource.try_acquire()?;
+    /// resource.set_capacity(2);
+    /// let more = resource.try_acquire()?; // growing admits at once
+    /// resource.set_capacity(1);
+    /// assert_eq!(resource.usage(), 2); // nothing is revoked
+    /// drop((held, more));
+    /// assert_eq!(resource.capacity(), 1);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn set_capacity(&self, capacity: usize) {
+        if let Err(err) = self.counter.set_capacity(capacity) {
+            panic!("Resource::set_capacity({capacity}): {err}");
+        }
+    }
+
+    /// A snapshot of the resource's counters.
+    ///
+    /// Reads each shard's words and takes no lock the acquire path takes.
+    /// `accepted + rejected` equals the number of acquire attempts so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let permit = resource.try_acquire()?;
+    /// assert!(resource.try_acquire().is_err());
+    /// let stats = resource.stats();
+    /// assert_eq!((stats.accepted, stats.rejected, stats.usage), (1, 1, 1));
+    /// assert_eq!(stats.shards.iter().map(|s| s.limit).sum::<usize>(), 1);
+    /// # drop(permit);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn stats(&self) -> ResourceStats {
+        let capacity = self.capacity();
+        let count = self.counter.shard_count();
+        let shards: Vec<ShardStats> = (0..count)
+            .map(|index| {
+                let counts = self.counter.shard_counts(index);
+                ShardStats {
+                    limit: limit_for(capacity, count, index) as usize,
+                    usage: counts.usage as usize,
+                    accepted: counts.accepted,
+                    rejected: self.counter.shard_rejected(index),
+                }
+            })
+            .collect();
+        ResourceStats {
+            capacity,
+            usage: shards.iter().map(|s| s.usage).sum(),
+            accepted: shards.iter().map(|s| s.accepted).sum(),
+            rejected: shards.iter().map(|s| s.rejected).sum(),
+            shards,
+        }
+    }
+}
+
+impl fmt::Debug for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resource")
+            .field("capacity", &self.capacity())
+            .field("usage", &self.usage())
+            .field("shards", &self.shard_count())
+            .finish()
+    }
+}

@@ -1,0 +1,155 @@
+//! Permits: proof of one admitted unit of a [`Resource`], given back on drop.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::Resource;
+
+/// One unit of a [`Resource`]'s capacity, held until dropped.
+///
+/// Made by [`Resource::try_acquire`]. Dropping it releases its slot exactly
+/// once, also when the holder unwinds from a panic.
+///
+/// # Examples
+///
+/// ```
+/// let resource = sidejob::Resource::new(1);
+/// {
+///     let permit = resource.try_acquire()?;
+///     assert!(permit.shard() < resource.shard_count());
+///     assert_eq!(resource.usage(), 1);
+/// } // released here
+/// assert_eq!(resource.usage(), 0);
+/// # Ok::<(), sidejob::Overload>(())
+/// ```
+#[must_use = "a permit is released as soon as it is dropped"]
+pub struct Permit<'a> {
+    resource: &'a Resource,
+    shard: usize,
+}
+
+impl<'a> Permit<'a> {
+    #[inline]
+    pub(crate) fn new(resource: &'a Resource, shard: usize) -> Self {
+        Permit { resource, shard }
+    }
+
+    /// The shard this permit was taken from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(2).shards(2).build()?;
+    /// assert_eq!(resource.try_acquire_from(1)?.shard(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn shard(&self) -> usize {
+        self.shard
+    }
+
+    /// The resource this permit belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// let permit = resource.try_acquire()?;
+    /// assert!(std::ptr::eq(permit.resource(), &resource));
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn resource(&self) -> &'a Resource {
+        self.resource
+    }
+}
+
+impl Drop for Permit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.resource.counter.release(self.shard);
+    }
+}
+
+impl fmt::Debug for Permit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit")
+            .field("shard", &self.shard)
+            .finish()
+    }
+}
+
+/// A [`Permit`] that owns a handle to its resource: `'static` and `Send`.
+///
+/// Made by [`Resource::try_acquire_owned`], for work that outlives the
+/// borrow or moves to another thread. Dropping it releases its slot exactly
+/// once, on whichever thread drops it.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let resource = Arc::new(sidejob::Resource::new(1));
+/// let permit = resource.try_acquire_owned()?;
+/// let worker = std::thread::spawn(move || permit.shard());
+/// assert!(worker.join().unwrap() < resource.shard_count());
+/// assert_eq!(resource.usage(), 0);
+/// # Ok::<(), sidejob::Overload>(())
+/// ```
+#[must_use = "a permit is released as soon as it is dropped"]
+pub struct OwnedPermit {
+    resource: Arc<Resource>,
+    shard: usize,
+}
+
+impl OwnedPermit {
+    #[inline]
+    pub(crate) fn new(resource: Arc<Resource>, shard: usize) -> Self {
+        OwnedPermit { resource, shard }
+    }
+
+    /// The shard this permit was taken from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(1));
+    /// assert!(resource.try_acquire_owned()?.shard() < resource.shard_count());
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    #[inline]
+    pub fn shard(&self) -> usize {
+        self.shard
+    }
+
+    /// The resource this permit belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::new(1));
+    /// let permit = resource.try_acquire_owned()?;
+    /// assert!(Arc::ptr_eq(permit.resource(), &resource));
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.resource
+    }
+}
+
+impl Drop for OwnedPermit {
+    #[inline]
+    fn drop(&mut self) {
+        self.resource.counter.release(self.shard);
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("shard", &self.shard)
+            .finish()
+    }
+}

@@ -1,0 +1,164 @@
+//! A [`Supervisor`](crate::Supervisor)'s child as the child sees it: its id
+//! and the context it runs with, and the state it shares with its handle.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
+
+/// Identifies a child of a [`Supervisor`](crate::Supervisor), unique for
+/// the supervisor's lifetime.
+///
+/// Ids are handed out per shard with no shared counter, so they are unique
+/// but not consecutive, and their order says nothing about spawn order
+/// across shards.
+///
+/// # Examples
+///
+/// ```
+/// let supervisor = sidejob::Supervisor::new(4);
+/// let a = supervisor.spawn(|_| ())?;
+/// let b = supervisor.spawn(|_| ())?;
+/// assert_ne!(a.id(), b.id());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChildId(pub(super) u64);
+
+impl fmt::Display for ChildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "child-{}", self.0)
+    }
+}
+
+/// What a child and its supervisor share: whether it was asked to stop.
+#[derive(Debug)]
+pub(super) struct ChildState {
+    pub(super) cancelled: AtomicBool,
+    pub(super) finished: AtomicBool,
+    pub(super) lock: Mutex<()>,
+    pub(super) wake: Condvar,
+}
+
+impl ChildState {
+    pub(super) fn new() -> Self {
+        ChildState {
+            cancelled: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Asks the child to stop, and wakes it if it waits for that.
+    pub(super) fn cancel(&self) {
+        // Under the lock, so a child between its check and its wait cannot
+        // miss the wake-up.
+        let _guard = lock(&self.lock);
+        self.cancelled.store(true, Ordering::Release);
+        self.wake.notify_all();
+    }
+
+    pub(super) fn mark_finished(&self) {
+        self.finished.store(true, Ordering::Release);
+    }
+}
+
+/// What a child can ask about itself while it runs: its id, and whether its
+/// supervisor asked it to stop.
+///
+/// Cancellation is cooperative: a child that never looks keeps running, and
+/// [`Supervisor::shutdown`](crate::Supervisor::shutdown) reports it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let supervisor = sidejob::Supervisor::new(1);
+/// let child = supervisor.spawn(|context| {
+///     let mut ticks = 0;
+///     // Work in steps until asked to stop.
+///     while !context.wait_cancelled(Duration::from_millis(1)) {
+///         ticks += 1;
+///     }
+///     ticks
+/// })?;
+/// let report = supervisor.shutdown(Duration::from_secs(5));
+/// assert!(report.remaining.is_empty()); // it stopped when asked
+/// let _ticks_done = child.join()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct ChildContext {
+    id: ChildId,
+    state: Arc<ChildState>,
+}
+
+impl ChildContext {
+    pub(super) fn new(id: ChildId, state: Arc<ChildState>) -> Self {
+        ChildContext { id, state }
+    }
+
+    /// This child's id.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(1);
+    /// let child = supervisor.spawn(|context| context.id())?;
+    /// let id = child.id();
+    /// assert_eq!(child.join()?, id);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn id(&self) -> ChildId {
+        self.id
+    }
+
+    /// Whether the supervisor asked this child to stop.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(1);
+    /// let child = supervisor.spawn(|context| context.is_cancelled())?;
+    /// assert!(!child.join()?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.state.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Sleeps until the supervisor asks this child to stop, or `timeout`
+    /// passes; returns whether it was asked. A child with nothing to do can
+    /// wait here instead of polling.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let supervisor = sidejob::Supervisor::new(1);
+    /// let child = supervisor.spawn(|context| context.wait_cancelled(Duration::from_millis(1)))?;
+    /// assert!(!child.join()?); // nobody asked: timed out
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_cancelled(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut guard = lock(&self.state.lock);
+        loop {
+            if self.is_cancelled() {
+                return true;
+            }
+            let left = match deadline {
+                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return false,
+                },
+                None => Duration::from_secs(3600),
+            };
+            guard = wait_timeout(&self.state.wake, guard, left);
+        }
+    }
+}

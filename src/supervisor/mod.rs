@@ -1,0 +1,413 @@
+//! [`Supervisor`]: a capacity-limited supervisor of spawned children, each on
+//! its own thread, that knows its live children at every moment.
+//!
+//! # Protocol
+//!
+//! A spawn takes a slot on a shard of the admission core's sharded counter
+//! (home shard first, then the probe), registers the child in that shard's live set, and
+//! only then starts the thread. The child runs its closure under
+//! `catch_unwind`; when it returns or panics, it leaves the live set, frees
+//! its slot, and only then does the thread's result become available to
+//! [`ChildHandle::join`]. So the live set never holds more children than the
+//! slots taken, and the slots never exceed the capacity.
+//!
+//! Shutdown sets `closing`, then cancels every child in every live set under
+//! that set's lock. A spawn checks `closing` under the same lock before it
+//! registers. So each child is either registered before its shard is swept,
+//! and cancelled by the sweep, or refused.
+//!
+//! # Orderings
+//!
+//! `closing` is written `Release` and read `Acquire`, and it is read under
+//! the shard lock the sweep takes. A child's `cancelled` and `finished` flags
+//! are `Release`/`Acquire`, so a child that sees itself cancelled, or a
+//! spawner that sees it finished, also sees what happened before. The
+//! counters are `Relaxed` figures.
+
+mod builder;
+mod child;
+mod error;
+mod handle;
+mod live_set;
+mod stats;
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::admission::{home_shard, limit_for};
+use crate::error::panic_message;
+use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
+
+pub use builder::SupervisorBuilder;
+use child::ChildState;
+pub use child::{ChildContext, ChildId};
+pub use error::{ChildPanicked, SpawnError};
+pub use handle::ChildHandle;
+use live_set::{bump, Shared, SupervisorShard};
+pub use stats::{ShutdownReport, SupervisorShardStats, SupervisorStats};
+
+/// A supervisor of spawned children with a strict limit on how many are
+/// alive at once.
+///
+/// [`spawn`](Self::spawn) starts a child on its own thread, or fails fast
+/// with [`SpawnError::Overload`] (handing the closure back) when `capacity`
+/// children are already running. The supervisor always knows its live
+/// children ([`which_children`](Self::which_children)). A child's panic is
+/// caught, counted, and reported through its handle.
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::Supervisor;
+///
+/// let supervisor = Supervisor::new(8);
+/// let child = supervisor.spawn(|context| format!("hello from {}", context.id()))?;
+/// let id = child.id();
+/// assert_eq!(child.join()?, format!("hello from {id}"));
+/// assert!(supervisor.which_children().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Supervisor {
+    shared: Arc<Shared>,
+}
+
+impl Supervisor {
+    /// A supervisor of at most `capacity` live children, spread over one
+    /// shard per CPU.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 per shard).
+    /// [`Supervisor::builder`] reports that as a [`BuildError`](crate::BuildError) instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(16);
+    /// assert_eq!(supervisor.capacity(), 16);
+    /// ```
+    pub fn new(capacity: usize) -> Supervisor {
+        match Supervisor::builder().capacity(capacity).build() {
+            Ok(supervisor) => supervisor,
+            Err(err) => panic!("Supervisor::new({capacity}): {err}"),
+        }
+    }
+
+    /// Starts configuring a supervisor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::builder()
+    ///     .capacity(100)
+    ///     .shards(4)
+    ///     .name("get-fsm")
+    ///     .build()?;
+    /// assert_eq!(supervisor.capacity(), 100);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn builder() -> SupervisorBuilder {
+        SupervisorBuilder::default()
+    }
+
+    /// Starts `child` on its own thread, if the supervisor has room.
+    ///
+    /// The child gets a [`ChildContext`] to learn its id and whether it was
+    /// asked to stop. It counts as live from the moment `spawn` returns `Ok`
+    /// until it ends; then it leaves the live set and frees its slot, before
+    /// [`ChildHandle::join`] returns. A panic in the child is caught: `join`
+    /// reports it and the supervisor counts it.
+    ///
+    /// # Errors
+    ///
+    /// The closure comes back inside every error:
+    /// * [`SpawnError::Overload`], at once, when `capacity` children live;
+    /// * [`SpawnError::Closed`] after [`shutdown`](Self::shutdown);
+    /// * [`SpawnError::Thread`] when the OS refused to start the thread (the
+    ///   slot is given back).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let supervisor = sidejob::Supervisor::new(1);
+    /// let (release, hold) = mpsc::channel::<()>();
+    /// let busy = supervisor.spawn(move |_| hold.recv().ok())?;
+    /// assert!(supervisor.spawn(|_| ()).unwrap_err().is_overload());
+    /// release.send(())?;
+    /// busy.join()?;
+    /// assert!(supervisor.spawn(|_| ()).is_ok()); // room again
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn<F, T>(&self, child: F) -> Result<ChildHandle<T>, SpawnError<F>>
+    where
+        F: FnOnce(&ChildContext) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let shared = &self.shared;
+        let count = shared.shards.len();
+        let home = home_shard(count);
+        let shard = match shared.slots.admit_from(home) {
+            Ok(shard) => shard,
+            Err(_) if shared.closing.load(Ordering::Acquire) => {
+                bump(&shared.shards[home].closed);
+                return Err(SpawnError::Closed(child));
+            }
+            Err(_) => {
+                bump(&shared.shards[home].rejected);
+                return Err(SpawnError::Overload(child));
+            }
+        };
+        let state = Arc::new(ChildState::new());
+        let Some(id) = shared.register(shard, &state) else {
+            return Err(SpawnError::Closed(child));
+        };
+        // The closure waits here, so that it can be handed back if the OS
+        // refuses the thread.
+        let closure = Arc::new(Mutex::new(Some(child)));
+        let body = {
+            let shared = Arc::clone(shared);
+            let state = Arc::clone(&state);
+            let closure = Arc::clone(&closure);
+            move || {
+                let child = lock(&closure).take().expect("a child's closure runs once");
+                drop(closure);
+                let context = ChildContext::new(id, Arc::clone(&state));
+                let outcome = catch_unwind(AssertUnwindSafe(|| child(&context)))
+                    .map_err(|panic| ChildPanicked::new(panic_message(&*panic).to_owned()));
+                shared.child_ended(shard, id, outcome.is_err());
+                state.mark_finished();
+                outcome
+            }
+        };
+        match spawn_named(format!("{}-{}", shared.name, id.0), shared.stack_size, body) {
+            Ok(thread) => Ok(ChildHandle::new(id, state, thread)),
+            Err(error) => {
+                shared.unregister_unstarted(shard, id);
+                let child = lock(&closure)
+                    .take()
+                    .expect("a thread that never started never took its closure");
+                Err(SpawnError::Thread(error, child))
+            }
+        }
+    }
+
+    /// The ids of the children alive right now, in order.
+    ///
+    /// Exactly the live set: a child is in it from its successful `spawn`
+    /// until it ends. Each shard's set is read under its lock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    ///
+    /// let supervisor = sidejob::Supervisor::new(4);
+    /// let (release, hold) = mpsc::channel::<()>();
+    /// let child = supervisor.spawn(move |_| hold.recv().ok())?;
+    /// assert_eq!(supervisor.which_children(), [child.id()]);
+    /// release.send(())?;
+    /// child.join()?;
+    /// assert!(supervisor.which_children().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn which_children(&self) -> Vec<ChildId> {
+        let mut ids: Vec<ChildId> = self
+            .shared
+            .shards
+            .iter()
+            .flat_map(|shard| {
+                lock(&shard.live)
+                    .children
+                    .keys()
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The number of children alive right now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(4);
+    /// assert_eq!(supervisor.count(), 0);
+    /// ```
+    pub fn count(&self) -> usize {
+        self.shared.live_count()
+    }
+
+    /// The number of shards the capacity and the live set are split over.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::builder().capacity(8).shards(2).build()?;
+    /// assert_eq!(supervisor.shard_count(), 2);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shard_count(&self) -> usize {
+        self.shared.shards.len()
+    }
+
+    /// The most children alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(sidejob::Supervisor::new(3).capacity(), 3);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.shared.slots.capacity()
+    }
+
+    /// Changes the capacity at run time, as [`Resource::set_capacity`](crate::Resource::set_capacity) does:
+    /// growing admits at once; shrinking stops no child, and spawns are
+    /// refused until fewer than the new capacity live.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 per shard).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(0);
+    /// assert!(supervisor.spawn(|_| ()).is_err());
+    /// supervisor.set_capacity(1);
+    /// supervisor.spawn(|_| ())?.join()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_capacity(&self, capacity: usize) {
+        if let Err(err) = self.shared.slots.set_capacity(capacity) {
+            panic!("Supervisor::set_capacity({capacity}): {err}");
+        }
+    }
+
+    /// A snapshot of the supervisor's counters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(2);
+    /// supervisor.spawn(|_| ())?.join()?;
+    /// let stats = supervisor.stats();
+    /// assert_eq!((stats.spawned, stats.finished, stats.live), (1, 1, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stats(&self) -> SupervisorStats {
+        let capacity = self.capacity();
+        let count = self.shared.shards.len();
+        let sum = |field: fn(&SupervisorShard) -> &AtomicU64| {
+            self.shared
+                .shards
+                .iter()
+                .map(|shard| field(shard).load(Ordering::Relaxed))
+                .sum()
+        };
+        let shards = self
+            .shared
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(index, shard)| SupervisorShardStats {
+                limit: limit_for(capacity, count, index) as usize,
+                usage: self.shared.slots.shard_usage(index),
+                live: lock(&shard.live).children.len(),
+            })
+            .collect::<Vec<_>>();
+        SupervisorStats {
+            capacity,
+            live: shards.iter().map(|s| s.live).sum(),
+            spawned: sum(|s| &s.spawned),
+            finished: sum(|s| &s.finished),
+            panicked: sum(|s| &s.panicked),
+            rejected: sum(|s| &s.rejected),
+            closed: sum(|s| &s.closed),
+            spawn_failed: sum(|s| &s.spawn_failed),
+            shards,
+        }
+    }
+
+    /// Refuses new spawns, asks every live child to stop, and waits up to
+    /// `grace` for them to end.
+    ///
+    /// Cancellation is cooperative (see [`ChildContext`]). Children still
+    /// running when `grace` runs out are reported, not killed: they stay
+    /// tracked until they end. Calling it again cancels and waits again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let supervisor = sidejob::Supervisor::new(4);
+    /// let polite = supervisor.spawn(|context| context.wait_cancelled(Duration::from_secs(60)))?;
+    /// let report = supervisor.shutdown(Duration::from_secs(5));
+    /// assert!(report.remaining.is_empty());
+    /// assert_eq!(report.cancelled, 1);
+    /// assert!(polite.join()?); // it saw the request to stop
+    /// assert!(supervisor.spawn(|_| ()).is_err()); // closed
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shutdown(&self, grace: Duration) -> ShutdownReport {
+        let shared = &self.shared;
+        shared.closing.store(true, Ordering::Release);
+        let mut cancelled = 0;
+        for shard in shared.shards.iter() {
+            let live = lock(&shard.live);
+            for state in live.children.values() {
+                state.cancel();
+                cancelled += 1;
+            }
+        }
+        let deadline = Instant::now().checked_add(grace);
+        let mut guard = lock(&shared.exit_lock);
+        // A child that ends takes `exit_lock` to wake us, so checking the
+        // count under it cannot miss the last exit.
+        while shared.live_count() > 0 {
+            let left = match deadline {
+                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => break,
+                },
+                None => Duration::from_secs(3600),
+            };
+            guard = wait_timeout(&shared.exits, guard, left);
+        }
+        drop(guard);
+        ShutdownReport {
+            cancelled,
+            remaining: self.which_children(),
+        }
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(1);
+    /// supervisor.shutdown(std::time::Duration::ZERO);
+    /// assert!(supervisor.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.shared.closing.load(Ordering::Acquire)
+    }
+}
+
+impl fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("capacity", &self.capacity())
+            .field("live", &self.count())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}

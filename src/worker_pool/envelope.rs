@@ -1,0 +1,51 @@
+//! What travels through a mailbox: the [`Envelope`] of a call or cast, the
+//! raw clock reading of a timed message, and why a call got no reply value.
+
+use std::num::NonZeroU64;
+
+use super::reply::{ReplyReceiver, ReplySender};
+use super::Worker;
+
+/// A message in a shard's mailbox.
+///
+/// Kept small, since the mailbox copies it in and out: the request plus two
+/// words. `Stop` takes the one value `posted` never has (zero), and a cast
+/// is a message without a reply sender (a null pointer), so neither needs a
+/// tag of its own.
+pub(super) enum Envelope<W: Worker> {
+    /// A call, with the sender of its reply, or a cast, without.
+    Message {
+        request: W::Request,
+        reply: Option<CallAnswer<W>>,
+        /// When it was posted, if it is one of the timed messages.
+        posted: Ticks,
+    },
+    /// The pool is shutting down: finish what holds a slot, then exit.
+    Stop,
+}
+
+/// Where the worker sends a call's reply.
+pub(super) type CallAnswer<W> =
+    ReplySender<Result<<W as Worker>::Reply, Failure<<W as Worker>::Request>>>;
+
+/// A raw reading of the pool's clock (plus one), or [`UNTIMED`]. Raw
+/// readings go in the envelopes and are turned into durations only when a
+/// batch of samples is recorded.
+pub(super) type Ticks = NonZeroU64;
+
+/// The reading of a message that is not timed; no real reading is one.
+pub(super) const UNTIMED: Ticks = NonZeroU64::MIN;
+
+/// Where a call's reply arrives.
+pub(super) type CallReply<W> =
+    ReplyReceiver<Result<<W as Worker>::Reply, Failure<<W as Worker>::Request>>>;
+
+/// Why a call got no reply value.
+#[derive(Debug)]
+pub(super) enum Failure<R> {
+    /// The handler panicked.
+    Panicked,
+    /// The pool shut down while no worker could be built to run it (its
+    /// factory kept panicking): the request comes back unhandled.
+    Closed(R),
+}

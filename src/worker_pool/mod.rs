@@ -1,0 +1,558 @@
+//! [`WorkerPool`]: bounded mailboxes for request handlers, one worker thread
+//! per shard, built on the admission core's split shards and probe.
+//!
+//! # Protocol
+//!
+//! A sender takes a slot on a shard (home shard first, then the probe) before
+//! it posts its message to that shard's mailbox. The shard's worker handles
+//! its mailbox in order and gives the slot back when the handler returns,
+//! before it delivers the reply, so usage counts the messages queued plus the
+//! one being handled, and a caller holding its reply already sees its slot
+//! free. When every shard is at its limit, `call` and `cast` fail at once with
+//! the request handed back.
+//!
+//! Every slot is taken by a sender and given back by the shard's one worker,
+//! so the shards are [`SplitShard`]s: the senders count admissions on their
+//! cache line, the worker counts releases on its own with a plain store, and
+//! a sender reads the worker's line only when its cached figure says full.
+//! No cache line is written by both sides for every message.
+//!
+//! Shutdown marks the pool closed, sets every shard's limit to 0 (so every
+//! later send is refused, and a refusal on a closed pool is reported as
+//! `Closed`), and posts a stop message to every mailbox. A worker that has
+//! seen its stop message exits once its shard's usage is zero: every message
+//! that got a slot, even one whose sender was still between taking the slot
+//! and posting, is handled before the worker exits.
+//!
+//! Latencies are sampled by grant number ([`WorkerPoolBuilder::latency_sample_every`]):
+//! the sender stamps a timed message with a raw clock reading, the worker
+//! keeps its readings in a local batch and records the batch into the shard's
+//! histograms when it is full, before a reply, and before the worker waits
+//! for mail.
+//!
+//! # Orderings
+//!
+//! `closing` is stored with `Release` before the limits drop to 0 and read
+//! with `Acquire` after a refusal, so a send refused because of the shutdown
+//! reports `Closed`. `closed` is stored with `Release` after the limits are
+//! 0, so a thread that sees [`WorkerPool::is_closed`] also sees them and is
+//! refused. The slot counts are the split shards', whose orderings are
+//! documented there; the worker's release of a slot is `Release`, so a caller
+//! that sees its reply (through the reply channel's own synchronisation) also
+//! sees the slot free. The statistics counters are `Relaxed`: each is written
+//! by one worker (or counts refusals) and read as a figure.
+//!
+//! [`SplitShard`]: crate::admission::SplitShard
+
+mod builder;
+#[cfg(not(sidejob_loom))]
+mod call_future;
+mod envelope;
+mod error;
+mod mailbox;
+mod pinning;
+mod record;
+mod reply;
+mod run;
+mod shared;
+mod stats;
+mod worker;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::admission::limit_for;
+use crate::latency::LatencyHistogram;
+use crate::sync::{is_current, lock, AtomicU64, JoinHandle, Mutex, Ordering};
+
+pub use builder::{WorkerPoolBuilder, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY};
+#[cfg(not(sidejob_loom))]
+pub use call_future::CallFuture;
+use envelope::{Envelope, Failure};
+pub use error::{CallError, CastError};
+use record::ShardRecord;
+use reply::NoReply;
+use shared::Shared;
+pub use stats::{WorkerPoolStats, WorkerShardStats};
+pub use worker::Worker;
+
+/// A pool of worker threads, one per shard, each with a bounded mailbox.
+///
+/// Requests go to the caller's home shard, or the next shard with room; when
+/// every mailbox is full, [`call`](Self::call) and [`cast`](Self::cast) fail
+/// at once with [`CallError::Overload`] / [`CastError::Overload`] instead of
+/// queueing without bound. The total of queued and in-progress messages never
+/// exceeds the capacity.
+///
+/// A handler that panics costs its caller a
+/// [`WorkerPanicked`](CallError::WorkerPanicked); the worker is rebuilt by the
+/// factory and goes on with the rest of its mailbox, so nothing queued is
+/// lost. Dropping the pool shuts it down.
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::{Worker, WorkerPool};
+///
+/// struct Upper;
+/// impl Worker for Upper {
+///     type Request = String;
+///     type Reply = String;
+///     fn handle_call(&mut self, request: String) -> String {
+///         request.to_uppercase()
+///     }
+/// }
+///
+/// let pool = WorkerPool::builder().capacity(64).build(|_shard| Upper)?;
+/// assert_eq!(pool.call("hello".to_string())?, "HELLO");
+/// pool.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct WorkerPool<W: Worker> {
+    shared: Arc<Shared<W>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The worker type of the `impl` that holds [`WorkerPool::builder`], so that
+/// `WorkerPool::builder()` needs no type: [`WorkerPoolBuilder::build`] fixes
+/// the real one. It has no values.
+///
+/// # Examples
+///
+/// ```
+/// let builder = sidejob::WorkerPool::builder(); // no worker type named yet
+/// # let _ = builder;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoWorker {}
+
+impl Worker for NoWorker {
+    type Request = ();
+    type Reply = ();
+
+    fn handle_call(&mut self, _: ()) {
+        match *self {}
+    }
+}
+
+impl WorkerPool<NoWorker> {
+    /// Starts configuring a pool; [`WorkerPoolBuilder::build`] fixes the
+    /// worker type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// struct Noop;
+    /// impl sidejob::Worker for Noop {
+    ///     type Request = ();
+    ///     type Reply = ();
+    ///     fn handle_call(&mut self, _: ()) {}
+    /// }
+    ///
+    /// let pool = sidejob::WorkerPool::builder()
+    ///     .capacity(100)
+    ///     .shards(4)
+    ///     .call_timeout(Duration::from_millis(250))
+    ///     .name("noop")
+    ///     .build(|_shard| Noop)?;
+    /// assert_eq!(pool.capacity(), 100);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn builder() -> WorkerPoolBuilder {
+        WorkerPoolBuilder::default()
+    }
+}
+
+impl<W: Worker> WorkerPool<W> {
+    /// Sends `request` to a worker and waits for the reply, up to the pool's
+    /// [`call_timeout`](WorkerPoolBuilder::call_timeout).
+    ///
+    /// # Errors
+    ///
+    /// * [`CallError::Overload`] with the request, at once, when every mailbox
+    ///   is full;
+    /// * [`CallError::Closed`] with the request, at once, after shutdown, or
+    ///   at shutdown if its worker panicked and could not be rebuilt;
+    /// * [`CallError::Timeout`] when no reply came in time (the request is
+    ///   skipped if its worker had not started it);
+    /// * [`CallError::WorkerPanicked`] when the handler panicked on it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::{Worker, WorkerPool};
+    ///
+    /// struct Square;
+    /// impl Worker for Square {
+    ///     type Request = u64;
+    ///     type Reply = u64;
+    ///     fn handle_call(&mut self, n: u64) -> u64 {
+    ///         n * n
+    ///     }
+    /// }
+    ///
+    /// let pool = WorkerPool::builder().capacity(4).build(|_| Square)?;
+    /// assert_eq!(pool.call(12)?, 144);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call(&self, request: W::Request) -> Result<W::Reply, CallError<W::Request>> {
+        self.call_timeout(request, self.shared.call_timeout)
+    }
+
+    /// Like [`call`](Self::call), with its own timeout.
+    ///
+    /// # Errors
+    ///
+    /// As for [`call`](Self::call).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sidejob::{CallError, Worker, WorkerPool};
+    ///
+    /// struct Slow;
+    /// impl Worker for Slow {
+    ///     type Request = Duration;
+    ///     type Reply = ();
+    ///     fn handle_call(&mut self, nap: Duration) {
+    ///         std::thread::sleep(nap);
+    ///     }
+    /// }
+    ///
+    /// let pool = WorkerPool::builder().capacity(2).shards(1).build(|_| Slow)?;
+    /// let outcome = pool.call_timeout(Duration::from_millis(300), Duration::from_millis(10));
+    /// assert!(matches!(outcome, Err(CallError::Timeout)));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn call_timeout(
+        &self,
+        request: W::Request,
+        timeout: Duration,
+    ) -> Result<W::Reply, CallError<W::Request>> {
+        let receiver = self.shared.post_call(request)?;
+        match receiver.recv_timeout(timeout) {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(Failure::Panicked)) | Err(NoReply::Dropped) => Err(CallError::WorkerPanicked),
+            Ok(Err(Failure::Closed(request))) => Err(CallError::Closed(request)),
+            Err(NoReply::Timeout) => Err(CallError::Timeout),
+        }
+    }
+
+    /// Sends `request` to a worker and returns a future of the reply.
+    ///
+    /// The request is admitted (or refused) and posted right away; the future
+    /// only waits for the reply. It needs no particular runtime, and it is
+    /// `Send`. It has no timeout of its own: wrap it in your runtime's timeout,
+    /// and drop it to give up. A dropped call whose worker has not started it
+    /// is skipped; its slot is released exactly once either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::pin::pin;
+    /// use std::sync::Arc;
+    /// use std::task::{Context, Poll, Wake, Waker};
+    /// use sidejob::{Worker, WorkerPool};
+    ///
+    /// struct Double;
+    /// impl Worker for Double {
+    ///     type Request = u32;
+    ///     type Reply = u32;
+    ///     fn handle_call(&mut self, n: u32) -> u32 {
+    ///         2 * n
+    ///     }
+    /// }
+    ///
+    /// // A minimal executor: poll, and park the thread until woken.
+    /// struct Unpark(std::thread::Thread);
+    /// impl Wake for Unpark {
+    ///     fn wake(self: Arc<Self>) {
+    ///         self.0.unpark();
+    ///     }
+    /// }
+    /// fn block_on<F: Future>(future: F) -> F::Output {
+    ///     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    ///     let mut context = Context::from_waker(&waker);
+    ///     let mut future = pin!(future);
+    ///     loop {
+    ///         match future.as_mut().poll(&mut context) {
+    ///             Poll::Ready(output) => return output,
+    ///             Poll::Pending => std::thread::park(),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let pool = WorkerPool::builder().capacity(4).build(|_| Double)?;
+    /// assert_eq!(block_on(pool.call_async(21))?, 42);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(not(sidejob_loom))]
+    pub fn call_async(&self, request: W::Request) -> CallFuture<W> {
+        CallFuture::new(self.shared.post_call(request))
+    }
+
+    /// Sends `request` to a worker without waiting for it to be handled.
+    ///
+    /// The worker runs [`Worker::handle_cast`] on it. Once accepted, a cast is
+    /// handled even if the pool shuts down meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// [`CastError::Overload`] with the request when every mailbox is full,
+    /// [`CastError::Closed`] with the request after shutdown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use sidejob::{Worker, WorkerPool};
+    ///
+    /// struct Log(mpsc::Sender<String>);
+    /// impl Worker for Log {
+    ///     type Request = String;
+    ///     type Reply = ();
+    ///     fn handle_call(&mut self, line: String) {
+    ///         self.0.send(line).unwrap();
+    ///     }
+    /// }
+    ///
+    /// let (lines, written) = mpsc::channel();
+    /// let pool = WorkerPool::builder().capacity(16).build(move |_| Log(lines.clone()))?;
+    /// pool.cast("started".to_string())?;
+    /// assert_eq!(written.recv()?, "started");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn cast(&self, request: W::Request) -> Result<(), CastError<W::Request>> {
+        let (shard, posted) = match self.shared.admit() {
+            Ok(admitted) => admitted,
+            Err(refusal) => return Err(refusal.cast_error(request)),
+        };
+        self.shared.mailboxes[shard].post(Envelope::Message {
+            request,
+            reply: None,
+            posted,
+        });
+        Ok(())
+    }
+
+    /// The total number of messages (queued and in progress) the pool admits:
+    /// the configured capacity, also after shutdown (when nothing is admitted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(10).build(|_| Noop)?;
+    /// assert_eq!(pool.capacity(), 10);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.shared.capacity
+    }
+
+    /// Messages queued or being handled right now, over all shards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(10).build(|_| Noop)?;
+    /// pool.call(())?;
+    /// assert_eq!(pool.usage(), 0); // released before the reply came back
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn usage(&self) -> usize {
+        self.shared
+            .shards
+            .iter()
+            .map(|shard| shard.counts().usage as usize)
+            .sum()
+    }
+
+    /// The number of shards, which is the number of worker threads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(10).shards(3).build(|_| Noop)?;
+    /// assert_eq!(pool.shard_count(), 3);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn shard_count(&self) -> usize {
+        self.shared.shards.len()
+    }
+
+    /// Whether the pool is shut down: once this says `true`, every call and
+    /// cast is refused with `Closed`. (Sends racing with the start of
+    /// [`shutdown`](Self::shutdown) are either handled or refused with
+    /// `Closed`.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(1).build(|_| Noop)?;
+    /// pool.shutdown();
+    /// assert!(pool.is_closed());
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
+    }
+
+    /// A snapshot of the pool's counters and latency histograms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(4).shards(2).build(|_| Noop)?;
+    /// pool.call(())?;
+    /// let stats = pool.stats();
+    /// assert_eq!((stats.accepted, stats.handled, stats.rejected), (1, 1, 0));
+    /// assert_eq!(stats.shards.len(), 2);
+    /// assert_eq!(stats.queue_wait.count, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stats(&self) -> WorkerPoolStats {
+        let capacity = self.shared.capacity;
+        let count = self.shared.shards.len();
+        let counts: Vec<_> = self
+            .shared
+            .shards
+            .iter()
+            .map(|shard| shard.counts())
+            .collect();
+        let rejected: u64 = self
+            .shared
+            .rejections
+            .iter()
+            .map(|rejected| rejected.load(Ordering::Relaxed))
+            .sum();
+        let mut queue_wait = LatencyHistogram::new();
+        let mut handling = LatencyHistogram::new();
+        let shards: Vec<WorkerShardStats> = counts
+            .iter()
+            .zip(self.shared.records.iter())
+            .enumerate()
+            .map(|(index, (shard, record))| {
+                let latency = lock(&record.latency);
+                queue_wait.add(&latency.queue_wait);
+                handling.add(&latency.handling);
+                WorkerShardStats {
+                    limit: limit_for(capacity, count, index) as usize,
+                    usage: shard.usage as usize,
+                    handled: record.handled.load(Ordering::Relaxed),
+                    restarts: record.restarts.load(Ordering::Relaxed),
+                }
+            })
+            .collect();
+        let sum = |field: fn(&ShardRecord) -> &AtomicU64| {
+            self.shared
+                .records
+                .iter()
+                .map(|record| field(record).load(Ordering::Relaxed))
+                .sum()
+        };
+        // Read after the refusal count, so never above it.
+        let closed = self.shared.refused_closed.load(Ordering::Relaxed);
+        WorkerPoolStats {
+            capacity,
+            usage: counts.iter().map(|shard| shard.usage as usize).sum(),
+            accepted: counts.iter().map(|shard| shard.accepted).sum(),
+            rejected: rejected.saturating_sub(closed),
+            closed,
+            handled: sum(|r| &r.handled),
+            skipped: sum(|r| &r.skipped),
+            panics: sum(|r| &r.panics),
+            restarts: sum(|r| &r.restarts),
+            queue_wait: queue_wait.summary(),
+            handling: handling.summary(),
+            shards,
+        }
+    }
+
+    /// Stops admitting, lets every worker finish its mailbox, and returns
+    /// once every worker thread has exited.
+    ///
+    /// New calls and casts get `Closed` from the moment it begins. Messages
+    /// already admitted are all handled, so every waiting caller gets its
+    /// reply and no cast is lost; each worker then runs
+    /// [`Worker::terminate`]. The one exception is a shard whose worker
+    /// panicked and whose factory keeps panicking: it cannot handle what is
+    /// left, so its callers get `Closed` with their request back, and its
+    /// casts are dropped (counted in the stats as `skipped`). Calling it again, from any thread, waits for
+    /// the same end. Called from inside a handler, it returns without waiting
+    /// for that handler's own thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::{CastError, Worker, WorkerPool};
+    ///
+    /// struct Noop;
+    /// impl Worker for Noop {
+    ///     type Request = u8;
+    ///     type Reply = ();
+    ///     fn handle_call(&mut self, _: u8) {}
+    /// }
+    ///
+    /// let pool = WorkerPool::builder().capacity(8).build(|_| Noop)?;
+    /// pool.cast(1)?;
+    /// pool.shutdown(); // the cast above is handled before this returns
+    /// assert_eq!(pool.stats().handled, 1);
+    /// assert!(matches!(pool.cast(2), Err(CastError::Closed(2))));
+    /// pool.shutdown(); // idempotent
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shutdown(&self) {
+        let mut threads = lock(&self.threads);
+        if !self.shared.closing.swap(true, Ordering::AcqRel) {
+            for shard in self.shared.shards.iter() {
+                shard.set_limit(0);
+            }
+            // Only now: once `is_closed` says so, every send is refused.
+            self.shared.closed.store(true, Ordering::Release);
+            // A worker whose thread never started (a build that failed part
+            // way) has no mailbox left to stop.
+            for mailbox in self.shared.mailboxes.iter() {
+                mailbox.post_unless_gone(Envelope::Stop);
+            }
+        }
+        for thread in threads.drain(..) {
+            if !is_current(&thread) {
+                // A worker never panics outside the handlers it guards.
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+impl<W: Worker> Drop for WorkerPool<W> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl<W: Worker> fmt::Debug for WorkerPool<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerPool")
+            .field("capacity", &self.capacity())
+            .field("usage", &self.usage())
+            .field("shards", &self.shard_count())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}

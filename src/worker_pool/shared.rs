@@ -1,0 +1,123 @@
+//! What the pool's threads share, and the senders' side of the protocol:
+//! admission through the probe, the refusal, and posting a call.
+
+use std::time::Duration;
+
+// TSC-based where the CPU's counter is invariant: a raw read is one
+// instruction instead of a system call's tens of nanoseconds, and the pool
+// reads it for every timed message.
+use quanta::Clock;
+
+use crossbeam_utils::CachePadded;
+
+use crate::admission::{admit, home_shard, SplitShard};
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
+
+use super::envelope::{CallReply, Envelope, Ticks, UNTIMED};
+use super::error::{CallError, CastError};
+use super::mailbox::MailSender;
+use super::record::ShardRecord;
+use super::reply::reply_channel;
+use super::Worker;
+
+/// What the pool's threads share.
+pub(super) struct Shared<W: Worker> {
+    /// Each shard's usage: slots taken by senders, given back by its worker.
+    pub(super) shards: Box<[CachePadded<SplitShard>]>,
+    /// Refused sends, by the shard where their probe started; apart from the
+    /// shards, so counting a refusal never disturbs a probe.
+    pub(super) rejections: Box<[CachePadded<AtomicU64>]>,
+    /// Set when shutdown begins: from then on a refusal is `Closed`.
+    pub(super) closing: AtomicBool,
+    /// The capacity the pool was built with (the shards' limits drop to
+    /// zero at shutdown).
+    pub(super) capacity: usize,
+    /// Calls and casts refused because the pool was shut down.
+    pub(super) refused_closed: AtomicU64,
+    pub(super) mailboxes: Box<[MailSender<Envelope<W>>]>,
+    pub(super) closed: AtomicBool,
+    pub(super) call_timeout: Duration,
+    /// Times the sampled messages.
+    pub(super) clock: Clock,
+    /// Time the messages whose grant number has these bits clear (the
+    /// sampling interval, a power of two, minus one).
+    pub(super) sample_mask: u64,
+    pub(super) records: Box<[CachePadded<ShardRecord>]>,
+}
+
+/// Why a send was refused.
+pub(super) enum Refusal {
+    Overload,
+    Closed,
+}
+
+impl Refusal {
+    /// The error a refused call returns, with its request handed back.
+    pub(super) fn call_error<R>(self, request: R) -> CallError<R> {
+        match self {
+            Refusal::Overload => CallError::Overload(request),
+            Refusal::Closed => CallError::Closed(request),
+        }
+    }
+
+    /// The error a refused cast returns, with its request handed back.
+    pub(super) fn cast_error<R>(self, request: R) -> CastError<R> {
+        match self {
+            Refusal::Overload => CastError::Overload(request),
+            Refusal::Closed => CastError::Closed(request),
+        }
+    }
+}
+
+impl<W: Worker> Shared<W> {
+    /// Takes a slot for one message; returns its shard, and its post time
+    /// if it is one of the timed messages (decided by its grant number, so
+    /// an untimed message costs no clock read on either side).
+    #[inline]
+    pub(super) fn admit(&self) -> Result<(usize, Ticks), Refusal> {
+        let start = home_shard(self.shards.len());
+        match admit(&self.shards, start) {
+            Some(admission) => {
+                let timed = admission.grant & self.sample_mask == 0;
+                Ok((admission.shard, if timed { self.now() } else { UNTIMED }))
+            }
+            None => Err(self.refusal(start)),
+        }
+    }
+
+    /// A raw reading of the clock, never [`UNTIMED`].
+    #[inline]
+    pub(super) fn now(&self) -> Ticks {
+        UNTIMED.saturating_add(self.clock.raw().max(1))
+    }
+
+    #[cold]
+    fn refusal(&self, start: usize) -> Refusal {
+        self.rejections[start].fetch_add(1, Ordering::Relaxed);
+        if self.closing.load(Ordering::Acquire) {
+            self.refused_closed.fetch_add(1, Ordering::Relaxed);
+            Refusal::Closed
+        } else {
+            Refusal::Overload
+        }
+    }
+
+    /// Posts a call and returns the receiver of its reply.
+    #[inline]
+    pub(super) fn post_call(
+        &self,
+        request: W::Request,
+    ) -> Result<CallReply<W>, CallError<W::Request>> {
+        let (shard, posted) = match self.admit() {
+            Ok(admitted) => admitted,
+            Err(refusal) => return Err(refusal.call_error(request)),
+        };
+        let (reply, receiver) = reply_channel();
+        self.mailboxes[shard].post(Envelope::Message {
+            request,
+            reply: Some(reply),
+            posted,
+        });
+        Ok(receiver)
+    }
+}
