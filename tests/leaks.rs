@@ -15,22 +15,24 @@
 //! within a small tolerance (see `HEAP_TOLERANCE` for why any). The tests
 //! take one lock, so none runs beside it.
 
-mod block_on;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering::SeqCst};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Barrier, Mutex, MutexGuard, Once};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use block_on::block_on;
+mod support;
 use sidejob::{
     CallError, CastError, Manager, ObjectPool, OwnedPooled, Pooled, Resource, SpawnError,
     Supervisor, TaggedManager, TakeError, Worker, WorkerPool,
 };
+use support::block_on::block_on;
+use support::panics::quiet_panics_where;
+use support::serial::serial;
+use support::stress::is_injected;
 
 // ------------------------------------------------------------ instruments
 
@@ -81,14 +83,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// One test at a time: the heap test must run alone.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// A panic payload that is itself counted.
 struct Boom(#[allow(dead_code)] Counted);
 
@@ -96,22 +90,7 @@ struct Boom(#[allow(dead_code)] Counted);
 /// "injected", or a [`Boom`]), and leaves any other, a failed assertion
 /// above all, to the default hook.
 fn quiet_injected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-            let injected = payload.is::<Boom>()
-                || message.is_some_and(|message| message.starts_with("injected"));
-            if !injected {
-                default(info);
-            }
-        }));
-    });
+    quiet_panics_where(|payload| payload.is::<Boom>() || is_injected(payload));
 }
 
 /// How many [`Counted`] values of one kind are alive.

@@ -43,13 +43,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-mod model_config;
-
-use model_config::config;
+mod support;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use sidejob::{Manager, ObjectPool, Pooled, TaggedManager, TakeError};
+use support::model_config::config;
 
 /// A tag: `(group, key)`.
 type Tag = (u8, u8);

@@ -28,12 +28,11 @@
 
 use std::sync::Arc;
 
-mod model_config;
-
-use model_config::config;
+mod support;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use sidejob::{Overload, OwnedPermit, Permit, Resource};
+use support::model_config::config;
 
 /// The most shards a generated resource has.
 const MAX_SHARDS: usize = 5;

@@ -43,12 +43,11 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-mod model_config;
-
-use model_config::config;
+mod support;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use sidejob::{ChildContext, ChildHandle, ChildId, SpawnError, Supervisor};
+use support::model_config::config;
 
 /// The most shards a generated supervisor has.
 const MAX_SHARDS: usize = 4;

@@ -33,22 +33,20 @@
 //! written; a failure prints the minimal sequence to paste into a test.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::future::Future;
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, Once};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-mod model_config;
-
-use model_config::config;
+mod support;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use sidejob::{CallError, CastError, Worker, WorkerPool, WorkerPoolStats, WorkerShardStats};
+use support::block_on::block_on;
+use support::model_config::config;
+use support::panics::quiet_panics_where;
 
 /// How long the pool may take to settle after an operation before the case
 /// fails. Never waited in a passing run: it only bounds a hang.
@@ -187,15 +185,7 @@ impl Worker for Probe {
 /// Keeps the handlers' deliberate panics quiet; any other panic is printed
 /// as usual.
 fn quiet_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<Deliberate>() {
-                default(info);
-            }
-        }));
-    });
+    quiet_panics_where(|payload| payload.is::<Deliberate>());
 }
 
 /// How a call ended, as the model predicts it.
@@ -468,25 +458,6 @@ fn helpers(count: usize) -> Vec<Sender<Command>> {
         helpers.push(commands);
     }
     helpers[..count].to_vec()
-}
-
-/// Polls `future` to completion on this thread, parking between polls.
-fn block_on<F: Future>(future: F) -> F::Output {
-    struct Unpark(thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return output;
-        }
-        thread::park();
-    }
 }
 
 /// The test's view of the real pool, built only from what it observed.

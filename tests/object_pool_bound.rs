@@ -2,15 +2,14 @@
 //! slow creations, failures and broken members, and no more than 4 members
 //! ever exist, counting those being made.
 
-mod objects;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::thread;
 use std::time::Duration;
 
-use objects::{Members, Script};
+mod support;
 use sidejob::{ObjectPool, Pooled, TakeError};
+use support::objects::{Members, Script};
 
 const MAX: usize = 4;
 const THREADS: usize = 8;

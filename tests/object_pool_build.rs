@@ -1,9 +1,8 @@
 //! Bad settings are `BuildError`s naming the setting.
 
-mod objects;
-
-use objects::{Members, Script};
+mod support;
 use sidejob::ObjectPool;
+use support::objects::{Members, Script};
 
 fn refused(
     configure: impl FnOnce(sidejob::ObjectPoolBuilder<Script>) -> sidejob::ObjectPoolBuilder<Script>,

@@ -2,13 +2,12 @@
 //! destroyed when returned, waiters answered `Closed`. Dropping the pool
 //! closes it.
 
-mod objects;
-
 use std::thread;
 use std::time::Duration;
 
-use objects::{eventually, pool, Members};
+mod support;
 use sidejob::TakeError;
+use support::objects::{eventually, pool, Members};
 
 #[test]
 fn close_destroys_idle_members_now_and_held_ones_on_return() {
@@ -51,7 +50,7 @@ fn close_answers_every_waiter() {
 #[test]
 fn dropping_the_pool_destroys_every_member() {
     let members = Members::new();
-    let pool = sidejob::ObjectPool::builder(objects::Script(members.clone()))
+    let pool = sidejob::ObjectPool::builder(support::objects::Script(members.clone()))
         .max_size(4)
         .init_size(2)
         .min_idle(3)

@@ -2,15 +2,14 @@
 //! fails leaves the pool usable, with clear errors, and gives back every
 //! slot. A failure hands the slot on to the next waiter, which tries in turn.
 
-mod objects;
-
 use std::error::Error;
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
-use objects::{eventually, Members, Script};
+mod support;
 use sidejob::{ObjectPool, Pooled, TakeError};
+use support::objects::{eventually, Members, Script};
 
 #[test]
 fn a_creator_that_always_fails_leaves_the_pool_usable() {
@@ -55,7 +54,7 @@ fn a_creator_that_always_fails_leaves_the_pool_usable() {
 #[test]
 fn a_failed_creation_hands_the_slot_to_the_next_waiter() {
     let members = Members::new();
-    let pool = objects::pool(&members, 1);
+    let pool = support::objects::pool(&members, 1);
     let held = pool.try_take().unwrap();
     thread::scope(|s| {
         let first = s.spawn(|| pool.take(Duration::from_secs(30)).map(|m| m.id));

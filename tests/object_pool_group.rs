@@ -2,14 +2,13 @@
 //! adding and removing pools at run time, graceful against immediate
 //! removal.
 
-mod objects;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use objects::{eventually, pool, Members, Script};
+mod support;
 use sidejob::{PoolGroup, Removal, TakeError};
+use support::objects::{eventually, pool, Members, Script};
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -2,12 +2,11 @@
 //! out (destroyed when found idle or when returned), and a jitter not
 //! smaller than the lifetime is refused.
 
-mod objects;
-
 use std::time::Duration;
 
-use objects::{eventually, Members, Script};
+mod support;
 use sidejob::ObjectPool;
+use support::objects::{eventually, Members, Script};
 
 const LIFETIME: Duration = Duration::from_millis(60);
 

@@ -1,11 +1,10 @@
 //! `min_idle` members are kept ready by the background maintainer, and a
 //! failed member is replaced (pooler's "fail replaces" test).
 
-mod objects;
-
 use sidejob::{ObjectPool, Pooled};
 
-use objects::{eventually, Members, Script};
+mod support;
+use support::objects::{eventually, Members, Script};
 
 #[test]
 fn a_failed_member_is_replaced_in_the_background() {

@@ -2,16 +2,16 @@
 //! destroyed (its state is unknown) and its slot freed; a panicking
 //! `create` or `check` frees the slot and the panic reaches the caller.
 
-mod objects;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use objects::{pool, quiet_panics, Members};
+mod support;
+use support::objects::{pool, Members};
+use support::panics::quiet_all_panics;
 
 #[test]
 fn a_panicking_holders_member_is_destroyed_not_returned() {
-    quiet_panics();
+    quiet_all_panics();
     let members = Members::new();
     let pool = pool(&members, 2);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -27,7 +27,7 @@ fn a_panicking_holders_member_is_destroyed_not_returned() {
 
 #[test]
 fn a_panicking_create_frees_its_slot() {
-    quiet_panics();
+    quiet_all_panics();
     let members = Members::new();
     let pool = pool(&members, 1);
     members.panic_next.store(true, Ordering::SeqCst);
@@ -40,7 +40,7 @@ fn a_panicking_create_frees_its_slot() {
 
 #[test]
 fn a_panicking_check_destroys_the_member() {
-    quiet_panics();
+    quiet_all_panics();
     let members = Members::new();
     let pool = pool(&members, 1);
     let member = pool.try_take().unwrap();

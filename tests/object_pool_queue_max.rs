@@ -1,13 +1,12 @@
 //! Ported from pooler's tests: at most `queue_max` takers wait; the next one
 //! is refused at once with `QueueFull`.
 
-mod objects;
-
 use std::thread;
 use std::time::{Duration, Instant};
 
-use objects::{eventually, Members, Script};
+mod support;
 use sidejob::{ObjectPool, TakeError};
+use support::objects::{eventually, Members, Script};
 
 #[test]
 fn takers_beyond_queue_max_are_refused_at_once() {

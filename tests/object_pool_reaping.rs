@@ -2,12 +2,11 @@
 //! shrinks on idle" and pooler's "culling never touches members in use or
 //! below min_idle". Time-based: short timeouts, generous waits.
 
-mod objects;
-
 use std::time::Duration;
 
-use objects::{eventually, Members, Script};
+mod support;
 use sidejob::ObjectPool;
+use support::objects::{eventually, Members, Script};
 
 const IDLE: Duration = Duration::from_millis(40);
 

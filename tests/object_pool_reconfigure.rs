@@ -2,13 +2,12 @@
 //! serves waiters at once, lowering it destroys idle members and lets the
 //! ones in use drain, and lowering `queue_max` answers the excess waiters.
 
-mod objects;
-
 use std::thread;
 use std::time::Duration;
 
-use objects::{eventually, pool, Members};
+mod support;
 use sidejob::TakeError;
+use support::objects::{eventually, pool, Members};
 
 const LONG: Duration = Duration::from_secs(30);
 

@@ -2,9 +2,8 @@
 //! in use that predate it when they come back, and `stale_count` tells how
 //! many remain ("stale members are cleaned after reload").
 
-mod objects;
-
-use objects::{pool, Members};
+mod support;
+use support::objects::{pool, Members};
 
 #[test]
 fn stale_members_are_cleaned_after_retire_all() {
@@ -39,7 +38,7 @@ fn a_stale_member_is_not_handed_to_a_waiter() {
     pool.retire_all();
     std::thread::scope(|s| {
         let waiter = s.spawn(|| pool.take(std::time::Duration::from_secs(30)).map(|m| m.id));
-        objects::eventually("the taker waits", || pool.status().waiting == 1);
+        support::objects::eventually("the taker waits", || pool.status().waiting == 1);
         drop(old);
         assert_eq!(waiter.join().unwrap().unwrap(), 2, "it made a new member");
     });

@@ -1,10 +1,9 @@
 //! Ported from pooler's tests: `init_size` members exist at start, and
 //! reuse is LIFO, the most recently returned member first.
 
-mod objects;
-
-use objects::{Members, Script};
+mod support;
 use sidejob::ObjectPool;
+use support::objects::{Members, Script};
 
 #[test]
 fn init_size_members_exist_when_build_returns() {
@@ -23,7 +22,7 @@ fn init_size_members_exist_when_build_returns() {
 #[test]
 fn reuse_is_last_in_first_out() {
     let members = Members::new();
-    let pool = objects::pool(&members, 3);
+    let pool = support::objects::pool(&members, 3);
     let taken: Vec<_> = (0..3).map(|_| pool.try_take().unwrap()).collect();
     let ids: Vec<u32> = taken.iter().map(|member| member.id).collect();
     assert_eq!(ids, [1, 2, 3]);

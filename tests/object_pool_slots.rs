@@ -2,13 +2,12 @@
 //! tests (hard limit 3): a member that fails, dies (fails its check) or is
 //! detached makes room for a new one, and a waiter gets that room.
 
-mod objects;
-
 use std::thread;
 use std::time::Duration;
 
-use objects::{eventually, pool, Members};
+mod support;
 use sidejob::Pooled;
+use support::objects::{eventually, pool, Members};
 
 const LONG: Duration = Duration::from_secs(30);
 

@@ -3,12 +3,11 @@
 //! untagged member third (and replenished), the least recently used tagged
 //! member destroyed at the hard limit, tagged idle members reaped.
 
-mod objects;
-
 use std::time::Duration;
 
-use objects::{eventually, pool, Members, Script};
+mod support;
 use sidejob::{ObjectPool, TakeError};
+use support::objects::{eventually, pool, Members, Script};
 
 const WAIT: Duration = Duration::from_secs(5);
 

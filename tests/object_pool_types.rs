@@ -2,12 +2,11 @@
 //! is shared between threads, a taken object can move to another thread,
 //! `TakeError` is a proper error, and everything prints with `Debug`.
 
-mod objects;
-
 use std::error::Error;
 
-use objects::{pool, Members, Script, StartFailed};
+mod support;
 use sidejob::{ObjectPool, ObjectPoolBuilder, Pooled, TakeError};
+use support::objects::{pool, Members, Script, StartFailed};
 
 fn is_send_sync<T: Send + Sync>() {}
 fn is_send<T: Send>() {}

@@ -3,14 +3,13 @@
 //! waiters are served first come, first served. An expired waiter is never
 //! served late.
 
-mod objects;
-
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use objects::{eventually, pool, Members};
+mod support;
 use sidejob::TakeError;
+use support::objects::{eventually, pool, Members};
 
 const LONG: Duration = Duration::from_secs(30);
 

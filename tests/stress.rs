@@ -42,9 +42,6 @@
 //! and a `WorkerPool` call answered without a worker at shutdown was
 //! counted nowhere in the stats.
 
-mod block_on;
-mod stress_support;
-
 use std::future::Future;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -55,15 +52,17 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use block_on::block_on;
+mod support;
 use sidejob::{
     CallError, CastError, ChildContext, ChildHandle, ChildId, Manager, ObjectPool, OwnedPermit,
     OwnedPooled, Permit, Pooled, Resource, SpawnError, Supervisor, TaggedManager, TakeError,
     Worker, WorkerPool,
 };
-use stress_support::{
-    is_injected, quiet_injected_panics, serial, settings, wait_until, Bound, Checks, Gauge,
-    RaiseOnDrop, Rng, SharedRng, Ticket, Token, Tokens,
+use support::block_on::block_on;
+use support::serial::serial;
+use support::stress::{
+    is_injected, quiet_injected_panics, settings, wait_until, Bound, Checks, Gauge, RaiseOnDrop,
+    Rng, SharedRng, Ticket, Token, Tokens,
 };
 
 /// How long quiescence may take to settle before the test fails.

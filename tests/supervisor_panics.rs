@@ -1,14 +1,13 @@
 //! A child's panic is caught, counted and reported through its handle with
 //! its message; its slot is freed and the supervisor carries on.
 
-mod common;
-
-use common::quiet_panics;
+mod support;
 use sidejob::Supervisor;
+use support::panics::quiet_deliberate_panics;
 
 #[test]
 fn a_panicking_child_is_reported_and_its_slot_freed() {
-    quiet_panics();
+    quiet_deliberate_panics();
     let supervisor = Supervisor::builder().capacity(1).shards(1).build().unwrap();
     for _ in 0..3 {
         let child = supervisor

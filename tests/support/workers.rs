@@ -1,5 +1,4 @@
 //! Workers shared by the worker-pool tests.
-#![allow(dead_code)]
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -91,18 +90,4 @@ impl Harness {
     pub fn logged(&self) -> Vec<(usize, u32)> {
         self.log.lock().unwrap().clone()
     }
-}
-
-/// Silences the panic messages of deliberate test panics.
-pub fn quiet_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let deliberate = info
-            .payload()
-            .downcast_ref::<&str>()
-            .is_some_and(|m| m.contains("deliberate"));
-        if !deliberate {
-            default(info);
-        }
-    }));
 }

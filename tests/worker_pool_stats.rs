@@ -1,14 +1,12 @@
 //! Stats: per-shard usage and limit, accepted, rejected, handled, restarts,
 //! and latency histograms of queue wait and handling time.
 
-mod block_on;
-mod common;
-
 use std::time::Duration;
 
-use block_on::block_on;
-use common::{Harness, Job};
+mod support;
 use sidejob::{WorkerPool, WorkerPoolStats};
+use support::block_on::block_on;
+use support::workers::{Harness, Job};
 
 #[test]
 fn counters_and_histograms_add_up() {

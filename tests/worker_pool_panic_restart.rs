@@ -2,16 +2,16 @@
 //! rebuilt by the factory and handles the rest of its mailbox: nothing queued
 //! is lost, slots stay exact, and restarts are counted.
 
-mod common;
-
 use std::thread;
 
-use common::{quiet_panics, Harness, Job};
+mod support;
 use sidejob::{CallError, WorkerPool};
+use support::panics::quiet_deliberate_panics;
+use support::workers::{Harness, Job};
 
 #[test]
 fn a_panic_is_reported_and_the_queue_behind_it_survives() {
-    quiet_panics();
+    quiet_deliberate_panics();
     let harness = Harness::new();
     let pool = WorkerPool::builder()
         .capacity(16)
@@ -50,7 +50,7 @@ fn a_panic_is_reported_and_the_queue_behind_it_survives() {
 
 #[test]
 fn panicking_casts_and_calls_keep_counts_exact() {
-    quiet_panics();
+    quiet_deliberate_panics();
     let harness = Harness::new();
     let pool = WorkerPool::builder()
         .capacity(8)

@@ -4,9 +4,8 @@
 //! capacity a resizing thread sets.
 
 use std::num::NonZeroUsize;
-use std::panic::PanicHookInfo;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long and how hard one face is stressed.
@@ -56,14 +55,6 @@ pub fn settings(face: &str) -> Settings {
     settings
 }
 
-/// One face at a time, so that each has the machine to itself.
-pub fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// The prefix of every injected panic's message.
 pub const INJECTED: &str = "injected";
 
@@ -71,24 +62,12 @@ pub const INJECTED: &str = "injected";
 /// leaves every other panic, a failed assertion above all, to the default
 /// hook, so that it is still printed.
 pub fn quiet_injected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
-            if !is_injected(info.payload()) {
-                default(info);
-            }
-        }));
-    });
+    super::panics::quiet_panics_where(is_injected);
 }
 
 /// Whether a panic payload is one of the injected panics.
 pub fn is_injected(payload: &(dyn std::any::Any + Send)) -> bool {
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-    message.is_some_and(|message| message.starts_with(INJECTED))
+    super::panics::panic_text(payload).is_some_and(|message| message.starts_with(INJECTED))
 }
 
 /// Xorshift64*: small, fast, and good enough to pick faults.

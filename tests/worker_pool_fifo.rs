@@ -1,10 +1,9 @@
 //! Each worker handles its mailbox in FIFO order, and a request goes to the
 //! first shard with room in probe order (home first).
 
-mod common;
-
-use common::{Harness, Job};
+mod support;
 use sidejob::WorkerPool;
+use support::workers::{Harness, Job};
 
 #[test]
 fn one_worker_handles_its_mailbox_in_order() {

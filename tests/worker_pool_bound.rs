@@ -1,15 +1,14 @@
 //! The bound: queued plus in-progress messages never exceed capacity; when
 //! every mailbox is full, calls and casts fail at once with the request back.
 
-mod common;
-
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Barrier;
 use std::thread;
 use std::time::Duration;
 
-use common::{Harness, Job};
+mod support;
 use sidejob::{CallError, CastError, WorkerPool};
+use support::workers::{Harness, Job};
 
 #[test]
 fn full_mailboxes_refuse_at_once_and_hand_the_request_back() {

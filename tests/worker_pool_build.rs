@@ -2,12 +2,11 @@
 //! panicking factory is reported rather than leaving a dead pool, and worker
 //! threads carry the configured name.
 
-mod common;
-
 use std::time::Duration;
 
-use common::quiet_panics;
+mod support;
 use sidejob::{Worker, WorkerPool};
+use support::panics::quiet_deliberate_panics;
 
 struct Named;
 
@@ -60,7 +59,7 @@ fn bad_settings_are_named() {
 
 #[test]
 fn a_panicking_factory_is_a_build_error() {
-    quiet_panics();
+    quiet_deliberate_panics();
     let err = WorkerPool::builder()
         .capacity(4)
         .shards(2)

@@ -2,12 +2,11 @@
 //! it is skipped; if it had, it runs to the end. Either way its slot is
 //! released exactly once.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Harness, Job};
+mod support;
 use sidejob::{CallError, WorkerPool};
+use support::workers::{Harness, Job};
 
 #[test]
 fn a_call_timed_out_in_the_queue_is_skipped_and_its_slot_freed() {

@@ -1,5 +1,4 @@
 //! A scriptable `Manager` shared by the object-pool tests.
-#![allow(dead_code)]
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -154,9 +153,4 @@ pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::yield_now();
     }
-}
-
-/// Silences the default panic message for panics the test provokes.
-pub fn quiet_panics() {
-    std::panic::set_hook(Box::new(|_| {}));
 }

@@ -1,14 +1,12 @@
 //! `call_async` is a `Send` future that needs no runtime: awaited from a
 //! minimal executor it resolves to the same result as `call`.
 
-mod block_on;
-mod common;
-
 use std::thread;
 
-use block_on::block_on;
-use common::{Harness, Job};
+mod support;
 use sidejob::{CallError, WorkerPool};
+use support::block_on::block_on;
+use support::workers::{Harness, Job};
 
 fn assert_send<T: Send>(_: &T) {}
 

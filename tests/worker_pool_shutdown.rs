@@ -2,14 +2,13 @@
 //! message already admitted, so no caller waits forever and no cast is lost,
 //! then joins the workers. It is idempotent, and dropping the pool does it.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use common::{Harness, Job};
+mod support;
 use sidejob::{CallError, CastError, Worker, WorkerPool};
+use support::workers::{Harness, Job};
 
 #[test]
 fn pending_calls_and_casts_are_finished_before_shutdown_returns() {

@@ -1,0 +1,150 @@
+//! The object pool's hand-offs: a returned object or a freed slot reaches a
+//! waiting taker, with no lost wake-up and no object handed out twice.
+
+use super::*;
+
+use std::time::Duration;
+
+use loom::sync::atomic::AtomicBool;
+use sidejob::{Manager, ObjectPool, TaggedManager, TakeError};
+
+/// Long enough never to pass: loom models no time, so a waiter that
+/// nobody serves would be reported as a deadlock.
+const FOREVER: Duration = Duration::from_secs(3600);
+
+/// Makes numbered objects; the first creation fails if told to.
+struct Numbers {
+    made: AtomicUsize,
+    fail_first: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Refused;
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("refused")
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl Manager for Numbers {
+    type Object = usize;
+    type Error = Refused;
+
+    fn create(&self) -> Result<usize, Refused> {
+        if self.fail_first.swap(false, Ordering::SeqCst) {
+            return Err(Refused);
+        }
+        Ok(self.made.fetch_add(1, Ordering::SeqCst))
+    }
+}
+
+impl TaggedManager for Numbers {
+    type Tag = (u8, u8);
+}
+
+fn pool(fail_first: bool) -> Arc<ObjectPool<Numbers>> {
+    let numbers = Numbers {
+        made: AtomicUsize::new(0),
+        fail_first: AtomicBool::new(fail_first),
+    };
+    Arc::new(
+        ObjectPool::builder(numbers)
+            .max_size(1)
+            .shards(1)
+            .build()
+            .unwrap(),
+    )
+}
+
+/// (h) One object: a holder returns it while another taker waits for
+/// it. The taker always gets it (the return either finds the waiter or
+/// the waiter's scan finds the object), only one object is ever made,
+/// and it ends idle with nobody left waiting.
+#[test]
+fn return_racing_a_waiter_reaches_it() {
+    loom::model(|| {
+        let pool = pool(false);
+        let holders = Arc::new(Holders::new(1));
+        let returner = {
+            let (pool, holders) = (Arc::clone(&pool), Arc::clone(&holders));
+            thread::spawn(move || {
+                if let Ok(object) = pool.try_take() {
+                    holders.enter();
+                    holders.leave();
+                    drop(object);
+                }
+            })
+        };
+        let object = pool.take(FOREVER).expect("the waiter is served");
+        holders.enter();
+        assert_eq!(*object, 0, "only one object is ever made");
+        holders.leave();
+        drop(object);
+        returner.join().unwrap();
+        let status = pool.status();
+        assert_eq!((status.size, status.idle, status.waiting), (1, 1, 0));
+        assert_eq!(pool.stats().creates, 1);
+    });
+}
+
+/// (i) A creation fails while another taker waits for the slot: the
+/// failure hands the slot on, so exactly one taker gets the error and
+/// the other gets the one object made; nobody waits forever.
+#[test]
+fn creation_failure_racing_a_waiter_hands_on_the_slot() {
+    loom::model(|| {
+        let pool = pool(true);
+        let other = {
+            let pool = Arc::clone(&pool);
+            thread::spawn(move || match pool.try_take() {
+                Ok(_) => Ok(()),
+                Err(error) => Err(error),
+            })
+        };
+        let mine = pool.take(FOREVER).map(|object| *object);
+        let other = other.join().unwrap();
+        match (&mine, &other) {
+            (Ok(0), Err(TakeError::Create(_))) => {}
+            (Err(TakeError::Create(_)), Ok(())) => {}
+            // The other taker found the slot taken while the failing
+            // creation held it, and did not wait (`try_take`).
+            (Err(TakeError::Create(_)), Err(TakeError::Overload)) => {}
+            outcome => panic!("unexpected {outcome:?}"),
+        }
+        let stats = pool.stats();
+        assert_eq!(stats.create_failures, 1);
+        let status = pool.status();
+        assert_eq!(
+            (status.size, status.creating, status.waiting),
+            (stats.creates as usize, 0, 0)
+        );
+    });
+}
+
+/// (j) As (h) with a tagged object, which idles on the tag shelf instead
+/// of a stack: its return reads `waiting` under the shelf's lock, and a
+/// waiter's scan looks at the shelf, so the waiter is served either way.
+#[test]
+fn tagged_return_racing_a_waiter_reaches_it() {
+    loom::model(|| {
+        let pool = pool(false);
+        let returner = {
+            let pool = Arc::clone(&pool);
+            thread::spawn(move || {
+                let object = pool.take_tagged(&(1, 2), FOREVER).expect("served");
+                assert_eq!(object.tag(), Some(&(1, 2)));
+                drop(object);
+            })
+        };
+        let object = pool.take(FOREVER).expect("the waiter is served");
+        assert_eq!(*object, 0, "only one object is ever made");
+        drop(object);
+        returner.join().unwrap();
+        let status = pool.status();
+        assert_eq!((status.size, status.idle, status.waiting), (1, 1, 0));
+        assert_eq!(pool.stats().creates, 1);
+    });
+}

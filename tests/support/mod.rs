@@ -1,0 +1,12 @@
+//! Helpers shared by the integration tests, one module per concern. Every
+//! test binary compiles all of them and uses a few, so unused ones are no
+//! warning here.
+#![allow(dead_code)]
+
+pub mod block_on;
+pub mod model_config;
+pub mod objects;
+pub mod panics;
+pub mod serial;
+pub mod stress;
+pub mod workers;
