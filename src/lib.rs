@@ -6,22 +6,19 @@
 mod error;
 mod latency;
 mod sync;
-
-// The admission core: shards, the probe, home shards. It knows no face.
-mod admission;
-
-// The faces, each over the core.
-mod object_pool;
-mod resource;
-mod supervisor;
-mod worker_pool;
-
-pub use admission::MAX_SHARDS;
 pub use error::{BuildError, Overload};
 pub use latency::LatencyStats;
 
+// The admission core: shards, the probe, home shards. It knows no face.
+mod admission;
+pub use admission::MAX_SHARDS;
+
+// Resource: the sharded admission counter.
+mod resource;
 pub use resource::{OwnedPermit, Permit, Resource, ResourceBuilder, ResourceStats, ShardStats};
 
+// WorkerPool: bounded mailboxes served by worker threads.
+mod worker_pool;
 #[cfg(not(sidejob_loom))]
 pub use worker_pool::CallFuture;
 pub use worker_pool::{
@@ -29,11 +26,15 @@ pub use worker_pool::{
     WorkerShardStats, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY,
 };
 
+// Supervisor: a bounded, tracked set of child threads.
+mod supervisor;
 pub use supervisor::{
     ChildContext, ChildHandle, ChildId, ChildPanicked, ShutdownReport, SpawnError, Supervisor,
     SupervisorBuilder, SupervisorShardStats, SupervisorStats,
 };
 
+// ObjectPool: reusable objects with hard and soft limits, waiters, tags and groups.
+mod object_pool;
 pub use object_pool::{
     DuplicatePool, Manager, ObjectPool, ObjectPoolBuilder, ObjectPoolStats, OwnedPooled,
     PoolConfig, PoolGroup, PoolStatus, PoolTag, Pooled, Removal, TaggedManager, TakeError,
