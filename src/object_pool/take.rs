@@ -128,20 +128,28 @@ impl<M: Manager> PoolShared<M> {
 
     /// Nothing idle at home: another shard's idle object, else a new object,
     /// else `Overload`. Looks twice, so an object returned or a slot freed
-    /// while the first look went by is still found.
+    /// while the first look went by is still found. Expired objects the
+    /// looks set aside are destroyed, which frees their slots; then it looks
+    /// again, so an expired object never makes a take refuse in the slot it
+    /// held (a take is refused only when every slot holds a live object, in
+    /// use or idle, or one being made).
     #[cold]
     #[inline(never)]
     pub(super) fn take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        if self.gate.closed.load(Ordering::Relaxed) {
-            return Err(TakeError::Closed);
-        }
         let home = self.home();
         let mut doomed = Vec::new();
-        let found = (0..2).find_map(|_| self.find_free(home, &mut doomed));
-        self.expire_all(doomed);
-        match found {
-            Some(found) => self.accept(found),
-            None => Err(TakeError::Overload),
+        loop {
+            if self.gate.closed.load(Ordering::Relaxed) {
+                return Err(TakeError::Closed);
+            }
+            let found = (0..2).find_map(|_| self.find_free(home, &mut doomed));
+            let destroyed_any = !doomed.is_empty();
+            self.expire_all(std::mem::take(&mut doomed));
+            match found {
+                Some(found) => return self.accept(found),
+                None if destroyed_any => continue,
+                None => return Err(TakeError::Overload),
+            }
         }
     }
 

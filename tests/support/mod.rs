@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod block_on;
+pub mod homes;
 pub mod model_config;
 pub mod objects;
 pub mod panics;

@@ -47,6 +47,9 @@ pub struct Members {
     pub panic_check: AtomicBool,
     /// Each creation takes this long.
     pub create_delay: Mutex<Option<Duration>>,
+    /// When set, the next `create` waits until the sender sends or is
+    /// dropped (one create only: it takes the receiver).
+    pub create_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
     /// Every tag taught, with the member it was taught to.
     pub taught: Mutex<Vec<(u32, Tag)>>,
     pub fail_tag: AtomicBool,
@@ -86,6 +89,10 @@ impl Manager for Script {
         let members = &self.0;
         if let Some(delay) = *members.create_delay.lock().unwrap() {
             std::thread::sleep(delay);
+        }
+        let gate = members.create_gate.lock().unwrap().take();
+        if let Some(gate) = gate {
+            let _ = gate.recv();
         }
         let id = members.next_id.fetch_add(1, Ordering::SeqCst) + 1;
         if members.panic_next.swap(false, Ordering::SeqCst) {
