@@ -233,7 +233,9 @@ fn client(pool: &WorkerPool<KvShard>, cli: &Cli, id: u64) -> (Counts, Histogram<
                     n.cast_overload += 1;
                     back_off();
                 }
-                Err(CastError::Closed(_)) => {
+                // Closed (the error is non-exhaustive: anything else
+                // stops this client too).
+                Err(_) => {
                     n.cast_closed += 1;
                     break;
                 }
@@ -258,7 +260,8 @@ fn client(pool: &WorkerPool<KvShard>, cli: &Cli, id: u64) -> (Counts, Histogram<
                 n.panicked += 1;
                 n.stray_panics += u64::from(!poison);
             }
-            Err(CallError::Closed(_)) => {
+            // Closed, or an error added later: this client stops.
+            Err(_) => {
                 n.closed += 1;
                 break;
             }

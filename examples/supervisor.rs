@@ -275,7 +275,7 @@ fn drive(sup: &Supervisor, cli: &Cli) -> Load {
             let in_shrink = (shrink_at..restore_at).contains(&t);
             let want = if in_shrink { shrunk } else { capacity };
             if sup.capacity() != want {
-                sup.set_capacity(want);
+                sup.set_capacity(want).unwrap();
                 println!("  t={:.2}s  set_capacity({want})", t.as_secs_f64());
             }
             let live = sup.which_children().len();
@@ -299,7 +299,7 @@ fn drive(sup: &Supervisor, cli: &Cli) -> Load {
             }
             thread::sleep(Duration::from_millis(5));
         }
-        sup.set_capacity(capacity);
+        sup.set_capacity(capacity).unwrap();
         stop.store(true, SeqCst);
         threads
             .into_iter()

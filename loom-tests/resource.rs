@@ -113,7 +113,7 @@ fn grow_races_with_acquire_and_release() {
 
         let resizer = {
             let resource = Arc::clone(&resource);
-            thread::spawn(move || resource.set_capacity(2))
+            thread::spawn(move || resource.set_capacity(2).unwrap())
         };
         let worker = {
             let resource = Arc::clone(&resource);
@@ -154,7 +154,7 @@ fn shrink_races_with_acquire() {
 
         let resizer = {
             let resource = Arc::clone(&resource);
-            thread::spawn(move || resource.set_capacity(1))
+            thread::spawn(move || resource.set_capacity(1).unwrap())
         };
         let acquirer = {
             let resource = Arc::clone(&resource);
@@ -191,7 +191,7 @@ fn release_after_shrink_rebalances() {
         let first = resource.try_acquire_owned_from(0).unwrap();
         let second = resource.try_acquire_owned_from(0).unwrap();
         assert_eq!(second.shard(), 0);
-        resource.set_capacity(2); // shares [1, 1]; shard 0 holds 2
+        resource.set_capacity(2).unwrap(); // shares [1, 1]; shard 0 holds 2
         assert!(
             resource.try_acquire_from(1).is_err(),
             "overshoot not charged"

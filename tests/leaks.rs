@@ -678,11 +678,11 @@ fn resource_permits_are_released_wherever_they_are_dropped() {
     }));
     assert!(outcome.is_err());
     // Held across a shrink, then dropped.
-    resource.set_capacity(0);
+    resource.set_capacity(0).unwrap();
     assert_eq!(resource.usage(), 1);
     drop(borrowed);
     assert_eq!(resource.usage(), 0);
-    resource.set_capacity(6);
+    resource.set_capacity(6).unwrap();
     let all: Vec<_> = (0..6).map(|_| resource.try_acquire().unwrap()).collect();
     assert!(resource.try_acquire().is_err());
     drop(all);
@@ -703,7 +703,7 @@ fn resource_cycle() {
             Err(_) => held.clear(),
         }
         if round % 50 == 0 {
-            resource.set_capacity(4 + round % 5);
+            resource.set_capacity(4 + round % 5).unwrap();
         }
     }
     drop(held);

@@ -442,6 +442,7 @@ fn got<'a>(
         Err(TakeError::QueueFull) => Got::Unexpected("QueueFull"),
         Err(TakeError::Tag(_)) => Got::Unexpected("Tag"),
         Err(TakeError::Closed) => Got::Unexpected("Closed"),
+        Err(_) => Got::Unexpected("another error"),
     }
 }
 

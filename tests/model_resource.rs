@@ -338,7 +338,7 @@ fn run(
                 }
             }
             Op::SetCapacity { capacity } => {
-                resource.set_capacity(capacity);
+                resource.set_capacity(capacity).unwrap();
                 model.set_capacity(capacity);
                 held_at_resize = held.len();
             }

@@ -427,9 +427,9 @@ fn run(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> 
                         let refusal = match &err {
                             SpawnError::Overload(_) => SpawnOutcome::Overload,
                             SpawnError::Closed(_) => SpawnOutcome::Closed,
-                            SpawnError::Thread(error, _) => {
+                            other => {
                                 return Err(TestCaseError::fail(format!(
-                                    "step {step}: thread refused: {error}"
+                                    "step {step}: refused: {other}"
                                 )))
                             }
                         };
@@ -474,7 +474,7 @@ fn run(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> 
                 }
             }
             Op::SetCapacity { capacity } => {
-                supervisor.set_capacity(capacity);
+                supervisor.set_capacity(capacity).unwrap();
                 model.set_capacity(capacity);
             }
             Op::Shutdown => {

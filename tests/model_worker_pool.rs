@@ -210,6 +210,7 @@ fn outcome(id: u64, result: Result<(usize, u64), CallError<Request>>) -> Outcome
         Err(CallError::WorkerPanicked) => Outcome::Panicked,
         Err(CallError::Timeout) => Outcome::Unexpected("Timeout"),
         Err(CallError::Closed(_)) => Outcome::Unexpected("Closed"),
+        Err(_) => Outcome::Unexpected("another error"),
     }
 }
 
@@ -553,6 +554,7 @@ impl Real {
                 Ok(false)
             }
             Err(CastError::Closed(_)) => Err(TestCaseError::fail("cast refused as Closed")),
+            Err(_) => Err(TestCaseError::fail("cast refused with another error")),
         }
     }
 

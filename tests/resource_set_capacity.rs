@@ -16,7 +16,7 @@ fn growing_admits_at_once() {
     let resource = Resource::builder().capacity(1).shards(3).build().unwrap();
     let _a = resource.try_acquire().unwrap();
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
-    resource.set_capacity(4);
+    resource.set_capacity(4).unwrap();
     assert_eq!(limits(&resource), [2, 1, 1]);
     let more: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
@@ -28,7 +28,7 @@ fn growing_admits_at_once() {
 fn shrinking_never_revokes_and_refuses_until_under_the_new_capacity() {
     let resource = Resource::builder().capacity(6).shards(2).build().unwrap();
     let mut held: Vec<_> = (0..6).map(|_| resource.try_acquire().unwrap()).collect();
-    resource.set_capacity(2);
+    resource.set_capacity(2).unwrap();
     assert_eq!(limits(&resource), [1, 1]);
     assert_eq!(resource.capacity(), 2);
     assert_eq!(resource.usage(), 6, "held permits are not revoked");
@@ -47,9 +47,9 @@ fn shrinking_never_revokes_and_refuses_until_under_the_new_capacity() {
 #[test]
 fn resizing_to_zero_closes_and_reopening_admits() {
     let resource = Resource::builder().capacity(3).shards(2).build().unwrap();
-    resource.set_capacity(0);
+    resource.set_capacity(0).unwrap();
     assert!(resource.try_acquire().is_err());
-    resource.set_capacity(3);
+    resource.set_capacity(3).unwrap();
     let held: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
     assert_eq!(held.len(), 3);
 }
@@ -78,11 +78,11 @@ fn concurrent_resizes_keep_the_bound_at_the_largest_capacity() {
         }
         start.wait();
         for round in 0..20_000 {
-            resource.set_capacity(round % (MAX + 1));
+            resource.set_capacity(round % (MAX + 1)).unwrap();
         }
         done.store(true, Ordering::Relaxed);
     });
-    resource.set_capacity(4);
+    resource.set_capacity(4).unwrap();
     assert_eq!(resource.usage(), 0);
     assert_eq!(limits(&resource), [2, 1, 1]);
     let held: Vec<_> = (0..4).map(|_| resource.try_acquire().unwrap()).collect();
@@ -91,10 +91,18 @@ fn concurrent_resizes_keep_the_bound_at_the_largest_capacity() {
 }
 
 #[test]
-#[should_panic(expected = "set_capacity")]
-fn a_capacity_the_shards_cannot_hold_panics_with_a_clear_message() {
-    let resource = Resource::builder().capacity(1).shards(1).build().unwrap();
-    resource.set_capacity(usize::MAX);
+fn a_capacity_the_shards_cannot_hold_is_an_error_and_changes_nothing() {
+    let resource = Resource::builder().capacity(2).shards(2).build().unwrap();
+    let held = resource.try_acquire().unwrap();
+    let err = resource.set_capacity(usize::MAX).unwrap_err();
+    assert_eq!(err.setting(), "capacity");
+    assert!(err.reason().contains("exceeds"), "{err}");
+    assert_eq!(resource.capacity(), 2);
+    let limits: Vec<usize> = resource.stats().shards.iter().map(|s| s.limit).collect();
+    assert_eq!(limits, [1, 1]);
+    let second = resource.try_acquire().expect("the old capacity still admits");
+    assert!(resource.try_acquire().is_err());
+    drop((held, second));
 }
 
 #[test]
@@ -110,7 +118,7 @@ fn after_a_shrink_exactly_the_room_under_the_new_capacity_is_admitted() {
                     .collect()
             })
             .collect();
-        resource.set_capacity(4);
+        resource.set_capacity(4).unwrap();
         for shard in order.iter().chain(&order).copied() {
             if held[shard].pop().is_none() {
                 continue;
@@ -140,7 +148,7 @@ fn acquirers_racing_a_drain_after_a_shrink_stay_under_the_new_capacity() {
         .map(|i| resource.try_acquire_from(i % 4).unwrap())
         .collect();
     holders.store(8, Ordering::SeqCst);
-    resource.set_capacity(4);
+    resource.set_capacity(4).unwrap();
     let done = AtomicBool::new(false);
     let start = Barrier::new(ACQUIRERS + 1);
     thread::scope(|scope| {

@@ -196,9 +196,9 @@ fn resource_holders_never_exceed_capacity_under_resizes() {
                 };
                 if new >= capacity {
                     bound.set(new);
-                    resource.set_capacity(new);
+                    resource.set_capacity(new).unwrap();
                 } else {
-                    resource.set_capacity(new);
+                    resource.set_capacity(new).unwrap();
                     // Held permits are not revoked: publish the lower bound
                     // once they have drained under it.
                     while resource.usage() > new && Instant::now() < deadline {
@@ -240,7 +240,7 @@ fn resource_holders_never_exceed_capacity_under_resizes() {
     );
     assert!(resizes.load(SeqCst) > 0);
     // After all the resizing, the full capacity is there again, and no more.
-    resource.set_capacity(cap_hi);
+    resource.set_capacity(cap_hi).unwrap();
     let all: Vec<_> = (0..cap_hi)
         .map(|taken| {
             resource
@@ -443,6 +443,7 @@ fn book_call(
             });
             counts.calls_closed += 1;
         }
+        Err(other) => checks.check(false, || format!("call {id} failed: {other}")),
     }
 }
 
@@ -537,6 +538,7 @@ fn worker_pool_answers_every_call_exactly_once() {
                                 checks.check(request.id == id, || "wrong cast handed back".into());
                                 counts.casts_closed += 1;
                             }
+                            Err(other) => checks.check(false, || format!("cast failed: {other}")),
                         },
                         85..=92 => {
                             // A caller that gives up early.
@@ -824,6 +826,7 @@ fn supervisor_children_never_exceed_capacity_and_all_end() {
                             counts.thread_refused += 1;
                             drop(child);
                         }
+                        Err(other) => checks.check(false, || format!("spawn failed: {other}")),
                     }
                 }
                 for (handle, panics) in pending {

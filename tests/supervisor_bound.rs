@@ -79,7 +79,7 @@ fn shrinking_stops_no_child_and_refuses_until_under_the_new_capacity() {
                 .unwrap()
         })
         .collect();
-    supervisor.set_capacity(2);
+    supervisor.set_capacity(2).unwrap();
     assert_eq!(supervisor.count(), 4, "no child is stopped");
     assert!(supervisor.spawn(|_| ()).unwrap_err().is_overload());
     // Let two end: still at the new capacity, so still refused.
@@ -98,4 +98,13 @@ fn shrinking_stops_no_child_and_refuses_until_under_the_new_capacity() {
     let b = supervisor.spawn(|_| ()).unwrap();
     a.join().unwrap();
     b.join().unwrap();
+}
+
+#[test]
+fn a_capacity_the_shards_cannot_hold_is_an_error_and_changes_nothing() {
+    let supervisor = Supervisor::builder().capacity(1).shards(1).build().unwrap();
+    let err = supervisor.set_capacity(usize::MAX).unwrap_err();
+    assert_eq!(err.setting(), "capacity");
+    assert_eq!(supervisor.capacity(), 1);
+    supervisor.spawn(|_| ()).unwrap().join().unwrap();
 }

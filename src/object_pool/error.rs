@@ -20,6 +20,7 @@ use super::ObjectPool;
 /// assert!(TakeError::<std::io::Error>::Overload.is_overload());
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum TakeError<E> {
     /// No object was idle and the pool was at `max_size`
     /// ([`try_take`](crate::ObjectPool::try_take) never waits).

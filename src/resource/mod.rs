@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::admission::{home_shard, limit_for, ShardedCounter};
-use crate::error::Overload;
+use crate::error::{BuildError, Overload};
 
 pub use builder::ResourceBuilder;
 pub use permit::{OwnedPermit, Permit};
@@ -54,7 +54,7 @@ impl Resource {
     /// # Panics
     ///
     /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215
-    /// permits per shard). [`Resource::builder`] reports that as a [`BuildError`](crate::BuildError) instead.
+    /// permits per shard). [`Resource::builder`] reports that as a [`BuildError`] instead.
     ///
     /// # Examples
     ///
@@ -249,27 +249,31 @@ impl Resource {
     /// dropped, and acquires are refused until usage is back under it.
     /// Concurrent resizes are serialised; acquires never wait for one.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 = 16,777,215 per shard).
+    /// A [`BuildError`] naming `capacity` if it exceeds
+    /// what the shards can hold (2²⁴ − 1 = 16,777,215 per shard); nothing
+    /// changes then.
     ///
     /// # Examples
     ///
     /// ```
-    /// let resource = sidejob::Resource::new(1);
+    /// let resource = sidejob::Resource::builder().capacity(1).shards(1).build()?;
     /// let held = resource.try_acquire()?;
-    /// resource.set_capacity(2);
+    /// resource.set_capacity(2)?;
     /// let more = resource.try_acquire()?; // growing admits at once
-    /// resource.set_capacity(1);
+    /// resource.set_capacity(1)?;
     /// assert_eq!(resource.usage(), 2); // nothing is revoked
     /// drop((held, more));
     /// assert_eq!(resource.capacity(), 1);
-    /// # Ok::<(), sidejob::Overload>(())
+    ///
+    /// let err = resource.set_capacity(usize::MAX).unwrap_err();
+    /// assert_eq!(err.setting(), "capacity");
+    /// assert_eq!(resource.capacity(), 1); // unchanged
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn set_capacity(&self, capacity: usize) {
-        if let Err(err) = self.counter.set_capacity(capacity) {
-            panic!("Resource::set_capacity({capacity}): {err}");
-        }
+    pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
+        self.counter.set_capacity(capacity)
     }
 
     /// A snapshot of the resource's counters.

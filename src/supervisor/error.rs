@@ -19,6 +19,7 @@ use std::fmt;
 ///     other => panic!("unexpected {other:?}"),
 /// }
 /// ```
+#[non_exhaustive]
 pub enum SpawnError<F> {
     /// Every shard was at its limit: the supervisor already runs as many
     /// children as its capacity allows.

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::admission::{home_shard, limit_for};
-use crate::error::panic_message;
+use crate::error::{panic_message, BuildError};
 use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
 
 pub use builder::SupervisorBuilder;
@@ -80,7 +80,7 @@ impl Supervisor {
     /// # Panics
     ///
     /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 per shard).
-    /// [`Supervisor::builder`] reports that as a [`BuildError`](crate::BuildError) instead.
+    /// [`Supervisor::builder`] reports that as a [`BuildError`] instead.
     ///
     /// # Examples
     ///
@@ -271,23 +271,24 @@ impl Supervisor {
     /// growing admits at once; shrinking stops no child, and spawns are
     /// refused until fewer than the new capacity live.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If `capacity` exceeds what the shards can hold (2²⁴ − 1 per shard).
+    /// A [`BuildError`] naming `capacity` if it exceeds what the shards can
+    /// hold (2²⁴ − 1 per shard); nothing changes then.
     ///
     /// # Examples
     ///
     /// ```
     /// let supervisor = sidejob::Supervisor::new(0);
     /// assert!(supervisor.spawn(|_| ()).is_err());
-    /// supervisor.set_capacity(1);
+    /// supervisor.set_capacity(1)?;
     /// supervisor.spawn(|_| ())?.join()?;
+    /// assert!(supervisor.set_capacity(usize::MAX).is_err());
+    /// assert_eq!(supervisor.capacity(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn set_capacity(&self, capacity: usize) {
-        if let Err(err) = self.shared.slots.set_capacity(capacity) {
-            panic!("Supervisor::set_capacity({capacity}): {err}");
-        }
+    pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
+        self.shared.slots.set_capacity(capacity)
     }
 
     /// A snapshot of the supervisor's counters.

@@ -30,6 +30,7 @@ use std::fmt;
 /// }
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
+#[non_exhaustive]
 pub enum CallError<R> {
     /// Every mailbox was full. The request was not sent; here it is back.
     Overload(R),
@@ -106,6 +107,7 @@ impl<R> std::error::Error for CallError<R> {}
 /// assert_eq!(err.to_string(), "overload: every mailbox is full");
 /// assert_eq!(err.into_request(), "job");
 /// ```
+#[non_exhaustive]
 pub enum CastError<R> {
     /// Every mailbox was full.
     Overload(R),
