@@ -176,3 +176,48 @@ fn retire_all_and_close_reach_tagged_members() {
     pool.close();
     assert_eq!(members.live(), 0);
 }
+
+#[test]
+fn at_the_limit_a_tenth_of_max_size_plus_one_is_evicted_as_couchdb_does() {
+    // CouchDB evicts round(0.1 * max + 1) of the oldest idle tagged
+    // processes: 2 of 10, 3 of 15.
+    const GROUPS: [&str; 15] = [
+        "g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8", "g9", "g10", "g11", "g12", "g13",
+        "g14",
+    ];
+    for (max_size, evicted) in [(10, 2), (15, 3)] {
+        let members = Members::new();
+        let pool = pool(&members, max_size);
+        // One member per group, returned in order: g0's is the oldest.
+        for group in &GROUPS[..max_size] {
+            drop(pool.take_tagged(&(group, "x"), WAIT).unwrap());
+        }
+        assert_eq!(pool.status().tagged, max_size);
+        let taken = pool.take_tagged(&("new", "x"), WAIT).unwrap();
+        let oldest: Vec<u32> = (1..=evicted as u32).collect();
+        assert_eq!(members.destroyed(), oldest, "max_size {max_size}");
+        assert_eq!(pool.stats().evicted, evicted as u64);
+        assert_eq!(
+            taken.id,
+            max_size as u32 + 1,
+            "a new member in a freed slot"
+        );
+        drop(taken);
+        let status = pool.status();
+        assert_eq!(status.size, max_size - evicted + 1);
+    }
+}
+
+#[test]
+fn an_owned_tagged_take_keeps_its_tag_and_returns_to_the_shelf() {
+    let members = Members::new();
+    let pool = pool(&members, 2);
+    let owned = pool.take_tagged_owned(&("db", "doc"), WAIT).unwrap();
+    assert_eq!(owned.tag(), Some(&("db", "doc")));
+    let id = owned.id;
+    std::thread::spawn(move || drop(owned)).join().unwrap();
+    assert_eq!(pool.status().tagged, 1);
+    let again = pool.take_tagged_owned(&("db", "doc"), WAIT).unwrap();
+    assert_eq!((again.id, again.tag()), (id, Some(&("db", "doc"))));
+    assert_eq!(pool.try_take_owned().unwrap().tag(), None);
+}

@@ -100,7 +100,9 @@ fn a_capacity_the_shards_cannot_hold_is_an_error_and_changes_nothing() {
     assert_eq!(resource.capacity(), 2);
     let limits: Vec<usize> = resource.stats().shards.iter().map(|s| s.limit).collect();
     assert_eq!(limits, [1, 1]);
-    let second = resource.try_acquire().expect("the old capacity still admits");
+    let second = resource
+        .try_acquire()
+        .expect("the old capacity still admits");
     assert!(resource.try_acquire().is_err());
     drop((held, second));
 }

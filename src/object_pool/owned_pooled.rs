@@ -6,9 +6,10 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use super::held::Held;
-use super::manager::Manager;
+use super::manager::{Manager, TaggedManager};
 use super::member::MemberBox;
 use super::shared::PoolShared;
+use super::tags::tag_of;
 
 /// An object taken from an [`ObjectPool`](crate::ObjectPool) that holds the
 /// pool's shared state by `Arc`, so it can outlive the borrow of the pool,
@@ -104,6 +105,34 @@ impl<M: Manager> OwnedPooled<M> {
     pub fn detach(this: Self) -> M::Object {
         let pool = Arc::clone(&this.pool);
         pool.detach(Self::into_member(this))
+    }
+}
+
+impl<M: TaggedManager> OwnedPooled<M> {
+    /// The object's tag, if a tagged take taught it one (see
+    /// [`ObjectPool::take_tagged_owned`](crate::ObjectPool::take_tagged_owned)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// impl sidejob::TaggedManager for Conns {
+    ///     type Tag = (u32, u32);
+    /// }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(2).build()?;
+    /// assert_eq!(pool.try_take_owned()?.tag(), None);
+    /// let tagged = pool.take_tagged_owned(&(1, 2), Duration::from_secs(1))?;
+    /// assert_eq!(tagged.tag(), Some(&(1, 2)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tag(&self) -> Option<&M::Tag> {
+        tag_of::<M::Object, M::Tag>(self.held.member()?)
     }
 }
 

@@ -3,6 +3,7 @@
 //! tagged object evicted), then teaching the object its tag.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::sync::Ordering;
@@ -10,6 +11,7 @@ use crate::sync::Ordering;
 use super::super::error::TakeError;
 use super::super::manager::TaggedManager;
 use super::super::member::MemberBox;
+use super::super::owned_pooled::OwnedPooled;
 use super::super::pooled::Pooled;
 use super::super::shared::{bump, PoolShared};
 use super::super::wait_queue::Handoff;
@@ -28,8 +30,10 @@ impl<M: TaggedManager> ObjectPool<M> {
     ///    one);
     /// 4. a new object, below `max_size`;
     /// 5. at `max_size`, room made by destroying the least recently used
-    ///    idle tagged objects (a tenth of `max_size`, at least one), then a
-    ///    new object;
+    ///    idle tagged objects, then a new object. As many as CouchDB's
+    ///    process manager evicts: `round(0.1 × max_size + 1)` (one for a
+    ///    `max_size` up to 4, two from 5 to 14, three from 15 to 24, ...),
+    ///    so a burst of new tags does not evict one object per take;
     ///
     /// and otherwise waits in the same FIFO queue as [`take`](Self::take),
     /// for any object. An object that does not already carry `tag` is
@@ -86,25 +90,82 @@ impl<M: TaggedManager> ObjectPool<M> {
         tag: &M::Tag,
         timeout: Duration,
     ) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
+        self.start_tagging();
         let shared = &*self.shared;
-        // (Not under loom, whose models leave replenishment out.)
-        if shared.tags.get().is_none() && !cfg!(sidejob_loom) {
-            // The maintainer replaces the untagged objects that tagged takes
-            // teach. Should its thread fail to start, tagged takes still
-            // work; untagged objects are then made on demand instead.
+        shared
+            .take_tagged(tag, timeout)
+            .map(|member| Pooled::new(shared, member))
+    }
+
+    /// Like [`take_tagged`](Self::take_tagged), but the guard holds the
+    /// pool's shared state by `Arc`, as
+    /// [`take_owned`](Self::take_owned)'s does.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`take_tagged`](Self::take_tagged).
+    ///
+    /// # Panics
+    ///
+    /// As [`take_tagged`](Self::take_tagged).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// impl sidejob::TaggedManager for Conns {
+    ///     type Tag = (u32, u32);
+    /// }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// let owned = pool.take_tagged_owned(&(1, 2), Duration::from_secs(1))?;
+    /// let tag = std::thread::spawn(move || owned.tag().copied()).join().unwrap();
+    /// assert_eq!(tag, Some((1, 2)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_tagged_owned(
+        &self,
+        tag: &M::Tag,
+        timeout: Duration,
+    ) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
+        self.start_tagging();
+        self.shared
+            .take_tagged(tag, timeout)
+            .map(|member| OwnedPooled::new(Arc::clone(&self.shared), member))
+    }
+
+    /// Starts the maintainer at the first tagged take: it replaces the
+    /// untagged objects that tagged takes teach. Should its thread fail to
+    /// start, tagged takes still work; untagged objects are then made on
+    /// demand instead. (Not under loom, whose models leave replenishment
+    /// out.)
+    fn start_tagging(&self) {
+        if self.shared.tags.get().is_none() && !cfg!(sidejob_loom) {
             let _ = self.start_maintainer(0);
         }
-        let idle = match shared.find_tagged(tag)? {
-            Some(handoff) => shared.accept(handoff)?,
-            None => shared.wait_for(timeout)?,
-        };
-        shared
-            .teach(idle, tag)
-            .map(|idle| Pooled::new(shared, idle))
     }
 }
 
 impl<M: TaggedManager> PoolShared<M> {
+    /// A tagged take: found by the lookup order, else waited for, then
+    /// taught `tag`.
+    fn take_tagged(
+        &self,
+        tag: &M::Tag,
+        timeout: Duration,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let member = match self.find_tagged(tag)? {
+            Some(handoff) => self.accept(handoff)?,
+            None => self.wait_for(timeout)?,
+        };
+        self.teach(member, tag)
+    }
+
     /// The typed tag shelf, made at the first tagged take.
     fn tag_shelf(&self) -> &TagShelf<M::Object, M::Tag> {
         self.tags
@@ -154,7 +215,7 @@ impl<M: TaggedManager> PoolShared<M> {
             return Some(Handoff::Slot(shard));
         }
         let mut evicted = false;
-        for _ in 0..(self.slots.capacity() / 10).max(1) {
+        for _ in 0..eviction_count(self.slots.capacity()) {
             let Some(idle) = self.tags.get().and_then(|shelf| shelf.take_oldest()) else {
                 break;
             };
@@ -194,6 +255,26 @@ impl<M: TaggedManager> PoolShared<M> {
                 let _ = self.destroy(idle);
                 resume_unwind(panic)
             }
+        }
+    }
+}
+
+/// How many idle tagged objects a tagged take at the hard limit evicts:
+/// CouchDB's `round(0.1 × max + 1)`, with Erlang's rounding (halves away
+/// from zero), in integers.
+fn eviction_count(max_size: usize) -> usize {
+    (max_size + 15) / 10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eviction_count;
+
+    #[test]
+    fn eviction_follows_couchdb() {
+        let couchdb = |max: usize| (0.1 * max as f64 + 1.0).round() as usize;
+        for max in 0..1000 {
+            assert_eq!(eviction_count(max), couchdb(max), "max_size {max}");
         }
     }
 }
