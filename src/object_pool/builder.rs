@@ -309,6 +309,52 @@ impl<M: Manager> ObjectPoolBuilder<M> {
         self
     }
 
+    /// Checks each object found idle with [`Manager::check`] before a take
+    /// hands it out, as r2d2's `test_on_check_out` does: one that fails is
+    /// destroyed, and the take goes on with the next idle object or a new
+    /// one, so an object that died while idle is never handed out. New
+    /// objects, and objects handed from a return straight to a waiter
+    /// (checked on return), are not checked again. Default: off (a `check`
+    /// per take is the price). See [`PoolConfig::check_on_take`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// /// A connection that the server may close while it idles.
+    /// struct Conn(Arc<AtomicBool>);
+    /// struct Conns(Arc<AtomicBool>);
+    /// impl sidejob::Manager for Conns {
+    ///     type Object = Conn;
+    ///     type Error = std::io::Error;
+    ///     fn create(&self) -> std::io::Result<Conn> {
+    ///         Ok(Conn(Arc::new(AtomicBool::new(true))))
+    ///     }
+    ///     fn check(&self, conn: &mut Conn) -> bool {
+    ///         conn.0.load(Ordering::SeqCst) // still open?
+    ///     }
+    /// }
+    ///
+    /// let pool = sidejob::ObjectPool::builder(Conns(Arc::default()))
+    ///     .max_size(1)
+    ///     .check_on_take(true)
+    ///     .build()?;
+    /// let conn = pool.try_take()?;
+    /// let open = Arc::clone(&conn.0);
+    /// drop(conn); // idle now
+    /// open.store(false, Ordering::SeqCst); // the server closes it
+    /// let fresh = pool.try_take()?; // the dead one is destroyed, a new one made
+    /// assert!(fresh.0.load(Ordering::SeqCst));
+    /// assert_eq!(pool.stats().failed_take_checks, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_on_take(mut self, check: bool) -> Self {
+        self.config.check_on_take = check;
+        self
+    }
+
     /// Builds the pool, making `init_size` objects first.
     ///
     /// # Errors

@@ -55,6 +55,15 @@ pub struct PoolConfig {
     /// objects made together do not all expire together. Must be smaller
     /// than `max_lifetime`.
     pub lifetime_jitter: Duration,
+    /// Whether a take asks [`Manager::check`](crate::Manager::check) if an
+    /// object found idle still works before handing it out (r2d2's
+    /// `test_on_check_out`). One that fails is destroyed and the take goes
+    /// on: the next idle object, or a new one. Catches objects that died
+    /// while idle (a killed process, a connection the server closed) at
+    /// the price of a `check` per take from the idle objects. New objects
+    /// and objects handed straight from a return (checked on return) are
+    /// not checked again. Default: off.
+    pub check_on_take: bool,
 }
 
 impl PoolConfig {
@@ -67,7 +76,15 @@ impl PoolConfig {
             idle_timeout: None,
             max_lifetime: None,
             lifetime_jitter: Duration::ZERO,
+            check_on_take: false,
         }
+    }
+
+    /// Whether a pop from an idle stack needs the cold path: to nudge the
+    /// maintainer (`min_idle`), to check a lifetime, or to run the check on
+    /// take.
+    pub(super) fn needs_after_pop(&self) -> bool {
+        self.min_idle > 0 || self.max_lifetime.is_some() || self.check_on_take
     }
 
     /// Refuses settings that contradict each other, naming the setting.

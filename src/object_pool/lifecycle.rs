@@ -115,9 +115,12 @@ impl<M: Manager> ObjectPool<M> {
         }
         shared.config.store(Arc::new(new.clone()));
         shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);
+        shared
+            .gate
+            .check_on_take
+            .store(new.check_on_take, Ordering::Relaxed);
         // Once lifetimes were on, objects with one may remain: keep checking.
-        let lifetimes = new.max_lifetime.is_some() || old.max_lifetime.is_some();
-        if new.min_idle > 0 || lifetimes {
+        if new.needs_after_pop() || old.max_lifetime.is_some() {
             shared.gate.after_pop.store(true, Ordering::Relaxed);
         }
         if new.queue_max < old.queue_max {

@@ -61,8 +61,11 @@ pub(super) struct Gate {
     /// maintainer without loading the configuration.
     pub(super) min_idle: AtomicUsize,
     /// Whether a pop needs the cold path: `min_idle` is set (nudge the
-    /// maintainer) or some object may have a lifetime (check it).
+    /// maintainer), some object may have a lifetime (check it), or objects
+    /// are checked on take.
     pub(super) after_pop: AtomicBool,
+    /// `check_on_take`'s value, read by the cold take paths.
+    pub(super) check_on_take: AtomicBool,
     /// Set while `max_size` was lowered below the size: returned objects
     /// are destroyed until the pool fits.
     pub(super) oversized: AtomicBool,
@@ -81,9 +84,11 @@ pub(super) struct Counters {
     pub(super) destroyed: AtomicU64,
     pub(super) reaped: AtomicU64,
     pub(super) expired: AtomicU64,
-    /// Stack pops that found an expired object (counted as takes on the
-    /// stack, so subtracted).
-    pub(super) expired_pops: AtomicU64,
+    /// Pops of objects not handed out, expired or failing the check on
+    /// take (counted as takes on their stack or the shelf, so subtracted).
+    pub(super) discarded_pops: AtomicU64,
+    /// Idle objects that failed `check_on_take`, destroyed.
+    pub(super) failed_take_checks: AtomicU64,
     pub(super) evicted: AtomicU64,
     pub(super) creating: AtomicUsize,
     /// Untagged objects that tagged takes took, to be replaced in the
@@ -109,7 +114,8 @@ impl<M: Manager> PoolShared<M> {
                 waiting: AtomicUsize::new(0),
                 generation: AtomicU64::new(0),
                 min_idle: AtomicUsize::new(config.min_idle),
-                after_pop: AtomicBool::new(config.min_idle > 0 || config.max_lifetime.is_some()),
+                after_pop: AtomicBool::new(config.needs_after_pop()),
+                check_on_take: AtomicBool::new(config.check_on_take),
                 oversized: AtomicBool::new(false),
             }),
             waiters: Mutex::new(WaitQueue::new()),

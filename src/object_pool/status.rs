@@ -90,6 +90,10 @@ pub struct ObjectPoolStats {
     /// Idle tagged objects destroyed to make room for a tagged take at
     /// `max_size`, least recently used first.
     pub evicted: u64,
+    /// Idle objects that failed the check on take (see
+    /// [`PoolConfig::check_on_take`](crate::PoolConfig::check_on_take)),
+    /// destroyed, ever.
+    pub failed_take_checks: u64,
     /// How long waiters waited, whatever the outcome.
     pub wait: LatencyStats,
 }
@@ -129,7 +133,7 @@ impl<M: Manager> PoolShared<M> {
         let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ObjectPoolStats {
-            takes: stack_takes + read(&counters.direct_takes) - read(&counters.expired_pops),
+            takes: stack_takes + read(&counters.direct_takes) - read(&counters.discarded_pops),
             waits: read(&counters.waits),
             timeouts: read(&counters.timeouts),
             rejected: read(&counters.rejected),
@@ -139,6 +143,7 @@ impl<M: Manager> PoolShared<M> {
             reaped: read(&counters.reaped),
             expired: read(&counters.expired),
             evicted: read(&counters.evicted),
+            failed_take_checks: read(&counters.failed_take_checks),
             wait: lock(&self.wait_times).summary(),
         }
     }

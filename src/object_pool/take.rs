@@ -2,6 +2,8 @@
 //! that steals from other stacks, takes a free slot, or falls back on the
 //! least recently used tagged object. Objects found expired are destroyed.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
 use crate::admission::home_shard;
 use crate::sync::{spin_lock, Ordering};
 
@@ -18,73 +20,100 @@ impl<M: Manager> PoolShared<M> {
         home_shard(self.idle.len())
     }
 
-    /// Pops the top of `shard`'s idle stack, skipping (and destroying)
-    /// objects whose lifetime ran out. Not for a caller that holds the
-    /// queue lock: a destroy frees a slot, which takes that lock.
+    /// Pops the top of `stack`'s idle objects, skipping (and destroying)
+    /// objects whose lifetime ran out and, with `check_on_take`, those that
+    /// fail [`Manager::check`]. Not for a caller that holds the queue lock:
+    /// a destroy frees a slot, which takes that lock.
     #[inline]
-    pub(super) fn pop_idle(&self, shard: usize) -> Option<MemberBox<M::Object>> {
-        self.pop_idle_into(shard, None)
+    pub(super) fn pop_idle(&self, stack: usize) -> Option<MemberBox<M::Object>> {
+        self.pop_idle_into(stack, None)
     }
 
     /// [`pop_idle`](Self::pop_idle), putting the expired objects it skips
     /// into `doomed` (when given) for the caller to destroy once it has let
-    /// go of the queue lock.
+    /// go of the queue lock. With `doomed`, it runs no `check` either (user
+    /// code must not run under the queue lock): the caller checks what it
+    /// found with [`accept_found`](Self::accept_found).
     #[inline]
     pub(super) fn pop_idle_into(
         &self,
-        shard: usize,
+        stack: usize,
         doomed: Option<&mut Vec<MemberBox<M::Object>>>,
     ) -> Option<MemberBox<M::Object>> {
-        let mut stack = spin_lock(&self.idle[shard]);
-        let idle = stack.members.pop()?;
-        stack.takes += 1;
-        drop(stack);
+        let member = self.pop_stack(stack)?;
         if self.gate.after_pop.load(Ordering::Relaxed) {
-            return self.after_pop(idle, doomed);
+            return self.after_pop(member, stack, doomed);
         }
-        Some(idle)
+        Some(member)
     }
 
-    /// The pool keeps `min_idle` objects or has lifetimes: nudges the
-    /// maintainer, and hands the object out only if it has not expired.
+    /// The top of one idle stack, counted as a take from it.
+    #[inline]
+    fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
+        let mut stack = spin_lock(&self.idle[stack]);
+        let member = stack.members.pop()?;
+        stack.takes += 1;
+        Some(member)
+    }
+
+    /// The pool keeps `min_idle` objects, has lifetimes or checks on take:
+    /// nudges the maintainer, and hands the object out only if its lifetime
+    /// has not run out (checked against the precise clock) and, when the
+    /// caller holds no lock, it passes the check; otherwise pops the next.
     #[cold]
     #[inline(never)]
     pub(super) fn after_pop(
         &self,
-        idle: MemberBox<M::Object>,
-        doomed: Option<&mut Vec<MemberBox<M::Object>>>,
+        mut member: MemberBox<M::Object>,
+        stack: usize,
+        mut doomed: Option<&mut Vec<MemberBox<M::Object>>>,
     ) -> Option<MemberBox<M::Object>> {
         if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
             self.maintenance.nudge();
         }
-        if idle.may_expire() {
-            return self.unless_expired(idle, doomed);
+        loop {
+            if member.may_expire() && self.gate.clock.precise() >= member.expires {
+                bump(&self.counters.discarded_pops);
+                match doomed.as_deref_mut() {
+                    Some(doomed) => doomed.push(member),
+                    None => self.expire(member),
+                }
+            } else if doomed.is_none() && self.gate.check_on_take.load(Ordering::Relaxed) {
+                if let Some(member) = self.check_taken(member) {
+                    return Some(member);
+                }
+            } else {
+                return Some(member);
+            }
+            member = self.pop_stack(stack)?;
         }
-        Some(idle)
     }
 
-    /// An object with a lifetime was popped: hands it out only if the
-    /// lifetime has not run out, checked against the precise clock.
+    /// `check_on_take`: asks the manager whether an object found idle still
+    /// works. One that does not is destroyed (its slot freed, to a waiter
+    /// first) and counted; `None` then, and the take goes on. A panicking
+    /// `check` destroys the object too, then the panic goes on to the taker.
     #[cold]
     #[inline(never)]
-    pub(super) fn unless_expired(
+    pub(super) fn check_taken(
         &self,
-        idle: MemberBox<M::Object>,
-        doomed: Option<&mut Vec<MemberBox<M::Object>>>,
+        mut member: MemberBox<M::Object>,
     ) -> Option<MemberBox<M::Object>> {
-        if self.gate.clock.precise() < idle.expires {
-            return Some(idle);
+        let object = &mut member.object;
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.check(object)));
+        if let Ok(true) = outcome {
+            return Some(member);
         }
-        let shard = idle.shard;
-        bump(&self.counters.expired_pops);
-        match doomed {
-            Some(doomed) => {
-                doomed.push(idle);
-                self.pop_idle_into(shard, Some(doomed))
+        bump(&self.counters.discarded_pops);
+        bump(&self.counters.failed_take_checks);
+        match outcome {
+            Err(panic) => {
+                let _ = self.destroy(member);
+                resume_unwind(panic)
             }
-            None => {
-                self.expire(idle);
-                self.pop_idle(shard)
+            _ => {
+                self.destroy_or_resume(member);
+                None
             }
         }
     }
@@ -146,7 +175,11 @@ impl<M: Manager> PoolShared<M> {
             let destroyed_any = !doomed.is_empty();
             self.expire_all(std::mem::take(&mut doomed));
             match found {
-                Some(found) => return self.accept(found),
+                Some(found) => match self.accept_found(found)? {
+                    Some(member) => return Ok(member),
+                    // It failed its check and was destroyed: look again.
+                    None => continue,
+                },
                 None if destroyed_any => continue,
                 None => return Err(TakeError::Overload),
             }

@@ -38,7 +38,12 @@ impl<M: Manager> PoolShared<M> {
             drop(queue);
             self.expire_all(doomed);
             return match found {
-                Some(handoff) => self.accept(handoff),
+                Some(handoff) => match self.accept_found(handoff)? {
+                    Some(member) => Ok(member),
+                    // It failed its check and was destroyed: look again,
+                    // within what is left of the timeout.
+                    None => self.wait_for(timeout.saturating_sub(started.elapsed())),
+                },
                 None => {
                     bump(&self.counters.rejected);
                     Err(TakeError::QueueFull)
@@ -67,7 +72,24 @@ impl<M: Manager> PoolShared<M> {
         self.accept(handoff)
     }
 
-    /// What a taker does with what it found or was handed.
+    /// What a taker does with what its own search found: as
+    /// [`accept`](Self::accept), but an object found idle is checked first
+    /// when `check_on_take` is set (outside every lock); `Ok(None)` if it
+    /// failed and was destroyed, and the take must look again.
+    pub(super) fn accept_found(
+        &self,
+        found: Handoff<M::Object>,
+    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
+        match found {
+            Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
+                Ok(self.check_taken(member))
+            }
+            found => self.accept(found).map(Some),
+        }
+    }
+
+    /// What a taker does with what it was handed, or found. An object handed
+    /// by a returner was checked on its return, and a new one needs none.
     pub(super) fn accept(
         &self,
         handoff: Handoff<M::Object>,

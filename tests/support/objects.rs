@@ -53,6 +53,10 @@ pub struct Members {
     /// Every tag taught, with the member it was taught to.
     pub taught: Mutex<Vec<(u32, Tag)>>,
     pub fail_tag: AtomicBool,
+    /// Members that died while idle: their `check` fails.
+    pub dead: Mutex<Vec<u32>>,
+    /// `check` calls so far.
+    pub checks: AtomicUsize,
 }
 
 /// A tag of the test manager: (group, key).
@@ -111,10 +115,11 @@ impl Manager for Script {
     }
 
     fn check(&self, member: &mut Member) -> bool {
+        self.0.checks.fetch_add(1, Ordering::SeqCst);
         if self.0.panic_check.swap(false, Ordering::SeqCst) {
             panic!("check of member {} panicked", member.id);
         }
-        member.healthy
+        member.healthy && !self.0.dead.lock().unwrap().contains(&member.id)
     }
 
     fn destroy(&self, member: Member) {

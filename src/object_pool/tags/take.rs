@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::sync::Ordering;
 
@@ -58,7 +58,7 @@ impl<M: TaggedManager> ObjectPool<M> {
     /// # Examples
     ///
     /// ```
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// use sidejob::{Manager, ObjectPool, TaggedManager};
     ///
     /// struct Workers;
@@ -112,7 +112,7 @@ impl<M: TaggedManager> ObjectPool<M> {
     /// # Examples
     ///
     /// ```
-    /// # use std::time::Duration;
+    /// # use std::time::{Duration, Instant};
     /// # struct Conns;
     /// # impl sidejob::Manager for Conns {
     /// #     type Object = u8;
@@ -159,9 +159,16 @@ impl<M: TaggedManager> PoolShared<M> {
         tag: &M::Tag,
         timeout: Duration,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let member = match self.find_tagged(tag)? {
-            Some(handoff) => self.accept(handoff)?,
-            None => self.wait_for(timeout)?,
+        let started = Instant::now();
+        let member = loop {
+            match self.find_tagged(tag)? {
+                Some(found) => match self.accept_found(found)? {
+                    Some(member) => break member,
+                    // It failed its check and was destroyed: look again.
+                    None => continue,
+                },
+                None => break self.wait_for(timeout.saturating_sub(started.elapsed()))?,
+            }
         };
         self.teach(member, tag)
     }
