@@ -85,7 +85,10 @@ impl<M: Manager> PoolShared<M> {
         };
         match self.create_in(shard) {
             Ok(idle) => {
-                self.put_idle(idle);
+                // Onto the stack of its slot's shard: the maintainer's
+                // objects spread over the stacks as their slots do.
+                let stack = idle.shard;
+                self.put_idle(idle, stack);
                 true
             }
             Err(_) => false,

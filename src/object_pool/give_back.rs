@@ -32,7 +32,10 @@ impl<M: Manager> PoolShared<M> {
             return;
         };
         if reusable {
-            self.put_idle(idle);
+            // The taker's home stack: its next take finds this object
+            // first (LIFO as the thread sees it).
+            let home = idle.home;
+            self.put_idle(idle, home);
         } else {
             self.destroy_or_resume(idle);
         }
@@ -46,54 +49,54 @@ impl<M: Manager> PoolShared<M> {
         let _ = self.destroy(idle);
     }
 
-    /// Keeps a reusable object: onto its slot's stack, or to a waiter.
+    /// Keeps a reusable object: onto idle stack `stack`, or to a waiter.
     /// Objects that expired or were retired are destroyed instead.
     #[inline]
-    pub(super) fn put_idle(&self, idle: MemberBox<M::Object>) {
+    pub(super) fn put_idle(&self, idle: MemberBox<M::Object>, stack: usize) {
         if idle.special {
-            return self.put_special(idle);
+            return self.put_special(idle, stack);
         }
-        self.put_on_stack(idle);
+        self.put_on_stack(idle, stack);
     }
 
-    /// Pushes an untagged object onto its slot's stack, or hands it to the
-    /// cold path when takers wait or the gate says otherwise.
+    /// Pushes an untagged object onto idle stack `stack`, or hands it to
+    /// the cold path when takers wait or the gate says otherwise.
     #[inline]
-    pub(super) fn put_on_stack(&self, mut idle: MemberBox<M::Object>) {
+    pub(super) fn put_on_stack(&self, mut idle: MemberBox<M::Object>, stack: usize) {
         let gate = &self.gate;
         idle.idle_since = gate.clock.coarse();
-        let mut stack = spin_lock(&self.idle[idle.shard]);
+        let mut top = spin_lock(&self.idle[stack]);
         if gate.waiting.load(Ordering::Relaxed) == 0
             && !gate.closed.load(Ordering::Relaxed)
             && !gate.oversized.load(Ordering::Relaxed)
             && gate.generation.load(Ordering::Relaxed) == idle.generation
         {
-            stack.members.push(idle);
+            top.members.push(idle);
             return;
         }
-        drop(stack);
-        self.put_idle_cold(idle);
+        drop(top);
+        self.put_idle_cold(idle, stack);
     }
 
     /// `put_idle` for an object with a lifetime or a tag: destroys it if
     /// its lifetime ran out, else keeps it on the shelf (tagged) or its
-    /// stack.
+    /// stack `stack`.
     #[cold]
     #[inline(never)]
-    pub(super) fn put_special(&self, mut idle: MemberBox<M::Object>) {
+    pub(super) fn put_special(&self, mut idle: MemberBox<M::Object>, stack: usize) {
         if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
             return self.expire(idle);
         }
         if idle.tag.is_none() {
-            return self.put_on_stack(idle);
+            return self.put_on_stack(idle, stack);
         }
         idle.idle_since = self.gate.clock.coarse();
-        self.put_tagged(idle);
+        self.put_tagged(idle, stack);
     }
 
     /// Shelves a returned tagged object, as `put_idle` pushes an untagged
     /// one: the shelf's lock stands in for the stack's.
-    pub(super) fn put_tagged(&self, idle: MemberBox<M::Object>) {
+    pub(super) fn put_tagged(&self, idle: MemberBox<M::Object>, stack: usize) {
         let shelf = self.tags.get().expect("a tagged object implies the shelf");
         let generation = idle.generation;
         let gate = &self.gate;
@@ -104,15 +107,15 @@ impl<M: Manager> PoolShared<M> {
                 && gate.generation.load(Ordering::Relaxed) == generation
         });
         if let Err(idle) = shelved {
-            self.put_idle_cold(idle);
+            self.put_idle_cold(idle, stack);
         }
     }
 
     /// Takers wait, or the pool is closed or above its size, or the object
-    /// is stale.
+    /// is stale. An untagged object nobody takes goes onto `stack`.
     #[cold]
     #[inline(never)]
-    pub(super) fn put_idle_cold(&self, idle: MemberBox<M::Object>) {
+    pub(super) fn put_idle_cold(&self, idle: MemberBox<M::Object>, stack: usize) {
         if self.oversized() {
             self.destroy_or_resume(idle);
             return;
@@ -150,14 +153,14 @@ impl<M: Manager> PoolShared<M> {
             }
             return;
         }
-        let mut stack = spin_lock(&self.idle[idle.shard]);
+        let mut top = spin_lock(&self.idle[stack]);
         if !admit() {
-            drop(stack);
+            drop(top);
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
-        stack.members.push(idle);
+        top.members.push(idle);
     }
 }
 

@@ -9,20 +9,25 @@ use super::member::MemberBox;
 /// A member box, held until taken out once.
 ///
 /// Without drop glue (`ManuallyDrop<Option<_>>`): the guard's own `drop`
-/// takes what is left, so the return path drops nothing else.
-pub(super) struct Held<O>(ManuallyDrop<Option<MemberBox<O>>>);
+/// takes what is left, so the return path drops nothing else. One word, so
+/// a guard is two and comes back from a take in registers.
+pub(super) struct Held<O> {
+    member: ManuallyDrop<Option<MemberBox<O>>>,
+}
 
 impl<O> Held<O> {
     /// Holds `member`.
     #[inline]
     pub(super) fn new(member: MemberBox<O>) -> Self {
-        Held(ManuallyDrop::new(Some(member)))
+        Held {
+            member: ManuallyDrop::new(Some(member)),
+        }
     }
 
     /// Takes the member out; `None` once it was taken.
     #[inline]
     pub(super) fn take(&mut self) -> Option<MemberBox<O>> {
-        self.0.take()
+        self.member.take()
     }
 
     /// Takes the member out, for a guard that is ending.
@@ -38,20 +43,20 @@ impl<O> Held<O> {
     /// The member, while held.
     #[inline]
     pub(super) fn member(&self) -> Option<&MemberBox<O>> {
-        self.0.as_ref()
+        self.member.as_ref()
     }
 
     /// The member, mutably, while held.
     #[inline]
     pub(super) fn member_mut(&mut self) -> Option<&mut MemberBox<O>> {
-        self.0.as_mut()
+        self.member.as_mut()
     }
 
     /// The object.
     #[inline]
     pub(super) fn object(&self) -> &O {
         &self
-            .0
+            .member
             .as_ref()
             .expect("a guard holds its object until it ends")
             .object
@@ -61,7 +66,7 @@ impl<O> Held<O> {
     #[inline]
     pub(super) fn object_mut(&mut self) -> &mut O {
         &mut self
-            .0
+            .member
             .as_mut()
             .expect("a guard holds its object until it ends")
             .object

@@ -1,12 +1,20 @@
 //! Idle objects: one LIFO stack per shard.
 //!
-//! An object lives on the stack of the shard whose slot counts it, so a
-//! return needs no lookup: it goes back on top of its own stack. A taker pops
-//! its home stack first, so the object a thread reuses is the one its shard
-//! saw returned last, the warmest one, as in pidq/pooler. Each stack has its
-//! own spin lock (a plain store to unlock) on its own cache line, so threads
-//! on different home shards never touch the same line on the fast path. The
-//! bottom of a stack holds its longest-idle objects, where the reaper looks.
+//! A return pushes the object onto the home stack of the thread that took it
+//! (the take writes the index it already has into the object's box, so
+//! the return looks nothing up), and a take pops its home stack first, so the object a thread reuses is the one
+//! it returned last, the warmest one, as pooler's free list does: LIFO as
+//! each thread sees it, whichever shard's slot counts the object. Across
+//! threads, each stack is LIFO over the returns of the threads that share
+//! its home shard; a thread whose stack is empty takes the top of the next
+//! stack in probe order. The maintainer puts the objects it makes on the
+//! stack of their slot's shard, so they spread as their slots do.
+//!
+//! Each stack has its own spin lock (a plain store to unlock) on its own
+//! cache line, so threads on different home shards never touch the same
+//! line on the fast path, and a thread's objects stay on its own stack.
+//! The bottom of a stack holds its longest-idle objects, where the reaper
+//! looks.
 
 use crossbeam_utils::CachePadded;
 

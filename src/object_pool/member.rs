@@ -19,6 +19,11 @@ pub(super) struct Member<O> {
     pub(super) object: O,
     /// The shard whose slot counts this object in `size`.
     pub(super) shard: usize,
+    /// The home stack of the thread that took it last, set by the take:
+    /// where its return puts it, so that the thread's next take finds it
+    /// first. The box is the taker's own line, so the take writes it for
+    /// free, and the return looks nothing up.
+    pub(super) home: usize,
     /// The pool's generation when the object was made (see `retire_all`).
     pub(super) generation: u64,
     /// When its lifetime runs out, in pool-clock nanoseconds;
@@ -43,6 +48,7 @@ impl<O> Member<O> {
         Box::new(CachePadded::new(Member {
             object,
             shard,
+            home: shard,
             generation,
             expires,
             idle_since: 0,

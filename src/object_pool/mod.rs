@@ -11,10 +11,12 @@
 //! detached. So size never exceeds `max_size`, not even for an instant, and
 //! no failure path can leak the limit (CouchDB once did).
 //!
-//! Idle objects wait on per-shard LIFO stacks (see `idle_stacks.rs`), each object
-//! on the stack of the shard whose slot counts it. A take pops its home
-//! shard's stack: one uncontended spin lock, no shared line. A return pushes
-//! the object back onto its own stack, unless takers are waiting.
+//! Idle objects wait on per-shard LIFO stacks (see `idle_stacks.rs`). A take
+//! pops its home shard's stack: one uncontended spin lock, no shared line. A
+//! return pushes the object onto the home stack of the thread that took it
+//! (the take writes it in the object's box), unless takers are waiting, so the object a thread
+//! returned last is the one its next take gets, whichever shard's slot
+//! counts it.
 //!
 //! Takers that find nothing idle and no free slot may wait, FIFO, in the
 //! queue of `wait_queue.rs`. Two hand-offs serve them:
@@ -197,9 +199,12 @@ impl<M: Manager> ObjectPool<M> {
     #[inline]
     pub fn try_take(&self) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        match shared.pop_idle(shared.home()) {
-            Some(idle) => Ok(Pooled::new(shared, idle)),
-            None => shared.try_take_cold().map(|idle| Pooled::new(shared, idle)),
+        let home = shared.home();
+        match shared.pop_idle(home) {
+            Some(member) => Ok(Pooled::new(shared, member, home)),
+            None => shared
+                .try_take_cold()
+                .map(|member| Pooled::new(shared, member, home)),
         }
     }
 
@@ -242,13 +247,14 @@ impl<M: Manager> ObjectPool<M> {
     /// ```
     pub fn take(&self, timeout: Duration) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        match shared.try_take() {
+        let home = shared.home();
+        match shared.try_take(home) {
             Err(TakeError::Overload) => {}
-            taken => return taken.map(|idle| Pooled::new(shared, idle)),
+            taken => return taken.map(|member| Pooled::new(shared, member, home)),
         }
         shared
             .wait_for(timeout)
-            .map(|idle| Pooled::new(shared, idle))
+            .map(|member| Pooled::new(shared, member, home))
     }
 
     /// [`try_take`](Self::try_take), for an [`OwnedPooled`] that holds the
@@ -311,7 +317,9 @@ impl<M: Manager> ObjectPool<M> {
     }
 
     fn own(&self, pooled: Pooled<'_, M>) -> OwnedPooled<M> {
-        OwnedPooled::new(Arc::clone(&self.shared), Pooled::into_member(pooled))
+        let member = Pooled::into_member(pooled);
+        let home = member.home;
+        OwnedPooled::new(Arc::clone(&self.shared), member, home)
     }
 
     /// A snapshot of the pool's size and what makes it up.

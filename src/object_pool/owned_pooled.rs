@@ -48,7 +48,13 @@ pub struct OwnedPooled<M: Manager> {
 }
 
 impl<M: Manager> OwnedPooled<M> {
-    pub(super) fn new(pool: Arc<PoolShared<M>>, member: MemberBox<M::Object>) -> Self {
+    pub(super) fn new(
+        pool: Arc<PoolShared<M>>,
+        mut member: MemberBox<M::Object>,
+        home: usize,
+    ) -> Self {
+        // Where the object goes back: the taker's home stack.
+        member.home = home;
         OwnedPooled {
             pool,
             held: Held::new(member),

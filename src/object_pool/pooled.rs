@@ -45,7 +45,13 @@ pub struct Pooled<'a, M: Manager> {
 
 impl<'a, M: Manager> Pooled<'a, M> {
     #[inline]
-    pub(super) fn new(pool: &'a PoolShared<M>, member: MemberBox<M::Object>) -> Self {
+    pub(super) fn new(
+        pool: &'a PoolShared<M>,
+        mut member: MemberBox<M::Object>,
+        home: usize,
+    ) -> Self {
+        // Where the object goes back: the taker's home stack.
+        member.home = home;
         Pooled {
             pool,
             held: Held::new(member),

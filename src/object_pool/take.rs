@@ -146,10 +146,13 @@ impl<M: Manager> PoolShared<M> {
 
     /// The home stack's top, or else the cold path.
     #[inline]
-    pub(super) fn try_take(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+    pub(super) fn try_take(
+        &self,
+        home: usize,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         // No `closed` check here: `close` empties the stacks and nothing is
         // pushed after, so a closed pool always takes the cold path.
-        match self.pop_idle(self.home()) {
+        match self.pop_idle(home) {
             Some(idle) => Ok(idle),
             None => self.take_cold(),
         }

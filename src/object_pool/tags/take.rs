@@ -94,7 +94,7 @@ impl<M: TaggedManager> ObjectPool<M> {
         let shared = &*self.shared;
         shared
             .take_tagged(tag, timeout)
-            .map(|member| Pooled::new(shared, member))
+            .map(|member| Pooled::new(shared, member, shared.home()))
     }
 
     /// Like [`take_tagged`](Self::take_tagged), but the guard holds the
@@ -136,7 +136,7 @@ impl<M: TaggedManager> ObjectPool<M> {
         self.start_tagging();
         self.shared
             .take_tagged(tag, timeout)
-            .map(|member| OwnedPooled::new(Arc::clone(&self.shared), member))
+            .map(|member| OwnedPooled::new(Arc::clone(&self.shared), member, self.shared.home()))
     }
 
     /// Starts the maintainer at the first tagged take: it replaces the
