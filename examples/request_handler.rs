@@ -329,7 +329,14 @@ fn build_pool(cli: &Cli, reports: mpsc::Sender<(usize, u64, u64)>) -> WorkerPool
         // Handlers here take hundreds of microseconds, so timing every
         // message (two clock reads, tens of nanoseconds) costs nothing worth
         // saving; the default times one in 16.
-        .latency_sample_every(1);
+        .latency_sample_every(1)
+        // Poison pills are part of this demo's load, one in `panic_every`
+        // calls, for as long as it runs: each kills a worker, which is
+        // rebuilt. A shard whose worker dies more than `max_restarts` times
+        // in `restart_window` (10 in 10 s by default, as OTP's) would stay
+        // down for good, so a server that expects handlers to panic on bad
+        // input raises the intensity.
+        .max_restarts(u32::MAX);
     if let Some(shards) = cli.shards {
         builder = builder.shards(shards);
     }

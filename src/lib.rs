@@ -23,7 +23,8 @@ mod worker_pool;
 pub use worker_pool::CallFuture;
 pub use worker_pool::{
     CallError, CastError, NoWorker, Worker, WorkerPool, WorkerPoolBuilder, WorkerPoolStats,
-    WorkerShardStats, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY,
+    WorkerShardStats, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY, DEFAULT_MAX_RESTARTS,
+    DEFAULT_RESTART_WINDOW,
 };
 
 // Supervisor: a bounded, tracked set of child threads.

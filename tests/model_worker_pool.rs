@@ -496,6 +496,9 @@ impl Real {
         let pool = WorkerPool::builder()
             .capacity(capacity)
             .shards(shards)
+            // Every death is rebuilt: this model predicts restarts, not the
+            // restart intensity (`worker_pool_dead_shards.rs` tests that).
+            .max_restarts(u32::MAX)
             .name("model")
             .build(move |shard| Probe {
                 shard,

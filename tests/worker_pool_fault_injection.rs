@@ -5,7 +5,8 @@
 //! `worker_pool_build.rs`.)
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sidejob::{CallError, Worker, WorkerPool};
@@ -13,15 +14,26 @@ use sidejob::{CallError, Worker, WorkerPool};
 mod support;
 use support::panics::quiet_all_panics;
 
+/// What a [`Flaky`] worker is asked to do.
+enum Job {
+    /// Reply "done".
+    Run,
+    /// Wait until the gate opens (or its sender is gone), then panic.
+    CrashLater(Arc<Mutex<Receiver<()>>>),
+}
+
 /// A worker whose requests say whether to panic.
 struct Flaky;
 
 impl Worker for Flaky {
-    type Request = bool;
+    type Request = Job;
     type Reply = &'static str;
 
-    fn handle_call(&mut self, panic: bool) -> &'static str {
-        assert!(!panic, "the handler panics");
+    fn handle_call(&mut self, job: Job) -> &'static str {
+        if let Job::CrashLater(gate) = job {
+            let _ = gate.lock().unwrap().recv();
+            panic!("the handler panics");
+        }
         "done"
     }
 }
@@ -34,13 +46,16 @@ struct FlakyFactory {
 }
 
 impl FlakyFactory {
-    /// A one-shard pool of `Flaky` workers built by this factory.
+    /// A one-shard pool of `Flaky` workers built by this factory, which
+    /// rebuilds every dead worker (the restart intensity has tests of its
+    /// own, in `worker_pool_dead_shards.rs`).
     fn pool(&self) -> WorkerPool<Flaky> {
         let (broken, rebuilds) = (Arc::clone(&self.broken), Arc::clone(&self.rebuilds));
         WorkerPool::builder()
             .capacity(4)
             .shards(1)
             .call_timeout(Duration::from_secs(30))
+            .max_restarts(u32::MAX)
             .build(move |_| {
                 if broken.load(Ordering::SeqCst) {
                     rebuilds.fetch_add(1, Ordering::SeqCst);
@@ -52,6 +67,32 @@ impl FlakyFactory {
     }
 }
 
+/// A thread making one call.
+type Caller<'scope> = std::thread::ScopedJoinHandle<'scope, Result<&'static str, CallError<Job>>>;
+
+/// Runs a call that crashes once `open` sends, and `queued` more calls
+/// behind it in the one shard's mailbox; returns their threads' handles
+/// once all are queued.
+fn crash_with_queue<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    pool: &'env WorkerPool<Flaky>,
+    queued: usize,
+) -> (mpsc::Sender<()>, Caller<'scope>, Vec<Caller<'scope>>) {
+    let (open, gate) = mpsc::channel();
+    let gate = Arc::new(Mutex::new(gate));
+    let crash = scope.spawn(move || pool.call(Job::CrashLater(gate)));
+    while pool.usage() < 1 {
+        std::thread::yield_now();
+    }
+    let behind = (0..queued)
+        .map(|_| scope.spawn(move || pool.call(Job::Run)))
+        .collect();
+    while pool.usage() < 1 + queued {
+        std::thread::yield_now();
+    }
+    (open, crash, behind)
+}
+
 #[test]
 fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
     quiet_all_panics();
@@ -59,27 +100,28 @@ fn a_factory_panicking_on_rebuild_is_retried_and_nothing_queued_is_lost() {
     let pool = factory.pool();
     factory.broken.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
-        let crash = s.spawn(|| pool.call(true));
-        // Wait until the worker is down and its factory failing, then queue
-        // a call behind it.
-        while factory.rebuilds.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        let queued = s.spawn(|| pool.call(false));
-        // The crashed call's slot was freed when its handler ended.
-        while pool.usage() < 1 {
-            std::thread::yield_now();
-        }
+        let (open, crash, queued) = crash_with_queue(s, &pool, 1);
+        open.send(()).unwrap();
         assert!(matches!(
             crash.join().unwrap(),
             Err(CallError::WorkerPanicked)
         ));
+        // The worker is down and its factory failing, with a call queued.
+        while factory.rebuilds.load(Ordering::SeqCst) < 2 {
+            std::thread::yield_now();
+        }
+        assert!(
+            pool.call(Job::Run).unwrap_err().is_overload(),
+            "down: no admission"
+        );
         factory.broken.store(false, Ordering::SeqCst); // the factory recovers
-        assert_eq!(queued.join().unwrap().unwrap(), "done");
+        for caller in queued {
+            assert_eq!(caller.join().unwrap().unwrap(), "done");
+        }
     });
     assert_eq!(pool.usage(), 0);
     assert_eq!(pool.stats().restarts, 1);
-    assert_eq!(pool.call(false).unwrap(), "done");
+    assert_eq!(pool.call(Job::Run).unwrap(), "done");
 }
 
 #[test]
@@ -89,25 +131,23 @@ fn shutdown_while_the_factory_keeps_panicking_answers_every_caller() {
     let pool = factory.pool();
     factory.broken.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
-        let crash = s.spawn(|| pool.call(true));
-        while factory.rebuilds.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        let queued: Vec<_> = (0..2).map(|_| s.spawn(|| pool.call(false))).collect();
-        while pool.usage() < 2 {
-            std::thread::yield_now();
-        }
-        pool.shutdown(); // returns although no worker can be built
+        let (open, crash, queued) = crash_with_queue(s, &pool, 2);
+        open.send(()).unwrap();
         assert!(matches!(
             crash.join().unwrap(),
             Err(CallError::WorkerPanicked)
         ));
+        while factory.rebuilds.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        pool.shutdown(); // returns although no worker can be built
         for caller in queued {
             // Its request back, unhandled: no worker could be built for it.
             let outcome = caller.join().unwrap();
             assert!(
-                matches!(outcome, Err(CallError::Closed(false))),
-                "{outcome:?}"
+                matches!(outcome, Err(CallError::Closed(Job::Run))),
+                "{:?}",
+                outcome.map_err(|err| err.to_string())
             );
         }
     });

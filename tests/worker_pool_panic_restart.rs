@@ -55,6 +55,10 @@ fn panicking_casts_and_calls_keep_counts_exact() {
     let pool = WorkerPool::builder()
         .capacity(8)
         .shards(2)
+        // Forty deaths in a second: past the default restart intensity,
+        // which would put the shards down for good (tested on its own in
+        // `worker_pool_dead_shards.rs`).
+        .max_restarts(u32::MAX)
         .build(harness.factory())
         .unwrap();
     for round in 0..20 {

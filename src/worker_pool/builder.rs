@@ -16,6 +16,7 @@ use super::envelope::Envelope;
 use super::mailbox::{mailbox, MailReceiver};
 use super::pinning::core_ids;
 use super::record::ShardRecord;
+use super::restart::{DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW};
 use super::run::WorkerRun;
 use super::shared::Shared;
 use super::{Worker, WorkerPool};
@@ -72,6 +73,8 @@ pub struct WorkerPoolBuilder {
     sizing: Sizing,
     call_timeout: Option<Duration>,
     tick_interval: Option<Duration>,
+    max_restarts: Option<u32>,
+    restart_window: Option<Duration>,
     pin_workers: bool,
     name: Option<String>,
     latency_sample_every: Option<u32>,
@@ -271,6 +274,75 @@ impl WorkerPoolBuilder {
         self
     }
 
+    /// How many restarts a shard's worker may need within
+    /// [`restart_window`](Self::restart_window) before the shard stays down
+    /// for the pool's life, as OTP's restart intensity. A worker's death (a
+    /// handler or `tick` that panicked) counts as a restart, and so does
+    /// each factory call that panics while rebuilding it. `0`: never
+    /// restart; the first death puts the shard down. Default:
+    /// [`DEFAULT_MAX_RESTARTS`](crate::DEFAULT_MAX_RESTARTS) (10, as OTP's).
+    ///
+    /// From a death until a new worker is built, the shard admits nothing:
+    /// its limit is 0, so work goes to the other shards, and when every
+    /// shard is down callers get `Overload` at once. A shard down for good
+    /// answers the calls already queued on it with
+    /// [`CallError::WorkerPanicked`](crate::CallError::WorkerPanicked) and
+    /// counts its queued casts as skipped.
+    /// [`WorkerShardStats::up`](crate::WorkerShardStats::up) tells which
+    /// shards have a worker.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use sidejob::Worker;
+    /// struct Fragile;
+    /// impl Worker for Fragile {
+    ///     type Request = ();
+    ///     type Reply = ();
+    ///     fn handle_call(&mut self, _: ()) {
+    ///         panic!("always")
+    ///     }
+    /// }
+    /// # std::panic::set_hook(Box::new(|_| {}));
+    /// let pool = sidejob::WorkerPool::builder()
+    ///     .capacity(4)
+    ///     .shards(1)
+    ///     .max_restarts(0) // never restart
+    ///     .build(|_| Fragile)?;
+    /// assert!(pool.call(()).is_err()); // the worker dies
+    /// assert!(pool.call(()).unwrap_err().is_overload()); // and its shard stays down
+    /// assert_eq!(pool.stats().shards_down, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_restarts(mut self, restarts: u32) -> Self {
+        self.max_restarts = Some(restarts);
+        self
+    }
+
+    /// The window [`max_restarts`](Self::max_restarts) counts restarts
+    /// within. Default:
+    /// [`DEFAULT_RESTART_WINDOW`](crate::DEFAULT_RESTART_WINDOW) (10 s, as
+    /// OTP's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// use std::time::Duration;
+    ///
+    /// let err = sidejob::WorkerPool::builder()
+    ///     .capacity(4)
+    ///     .restart_window(Duration::ZERO)
+    ///     .build(|_| Noop)
+    ///     .unwrap_err();
+    /// assert_eq!(err.setting(), "restart_window");
+    /// ```
+    pub fn restart_window(mut self, window: Duration) -> Self {
+        self.restart_window = Some(window);
+        self
+    }
+
     /// Builds the workers with `factory` (given the shard index), starts
     /// their threads, and returns the running pool.
     ///
@@ -280,7 +352,7 @@ impl WorkerPoolBuilder {
     ///
     /// A [`BuildError`] naming the setting: `capacity` not set or too large,
     /// `shards` 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), `call_timeout`
-    /// or `tick_interval` zero, `name` with a NUL byte; `factory` if it
+    /// or `tick_interval` or `restart_window` zero, `name` with a NUL byte; `factory` if it
     /// panicked; `stack_size` (when set, else `shards`) if the OS refused to
     /// start a worker thread. Workers already started are stopped.
     ///
@@ -317,6 +389,8 @@ impl WorkerPoolBuilder {
                 mailbox: receiver,
                 factory: Arc::clone(&factory),
                 tick_interval: self.tick_interval,
+                max_restarts: checked.max_restarts,
+                restart_window: checked.restart_window,
                 core: (!cores.is_empty()).then(|| cores[shard % cores.len()]),
             };
             let name = format!("{}-{shard}", checked.name);
@@ -365,7 +439,13 @@ impl WorkerPoolBuilder {
             .clone()
             .unwrap_or_else(|| "sidejob-worker".to_owned());
         check_thread_name(&name)?;
+        let restart_window = self.restart_window.unwrap_or(DEFAULT_RESTART_WINDOW);
+        if restart_window.is_zero() {
+            return Err(BuildError::new("restart_window", "must be above zero"));
+        }
         Ok(Checked {
+            max_restarts: self.max_restarts.unwrap_or(DEFAULT_MAX_RESTARTS),
+            restart_window,
             capacity,
             shards,
             call_timeout,
@@ -377,6 +457,8 @@ impl WorkerPoolBuilder {
 
 /// A builder's settings, checked.
 struct Checked {
+    max_restarts: u32,
+    restart_window: Duration,
     capacity: usize,
     shards: usize,
     call_timeout: Duration,
@@ -412,6 +494,7 @@ impl Checked {
             records: (0..shards)
                 .map(|_| CachePadded::new(ShardRecord::new()))
                 .collect(),
+            limits: Mutex::new(()),
         });
         (shared, receivers)
     }

@@ -53,6 +53,7 @@ mod mailbox;
 mod pinning;
 mod record;
 mod reply;
+mod restart;
 mod run;
 mod shared;
 mod stats;
@@ -73,6 +74,7 @@ use envelope::{Envelope, Failure};
 pub use error::{CallError, CastError};
 use record::ShardRecord;
 use reply::NoReply;
+pub use restart::{DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW};
 use shared::Shared;
 pub use stats::{WorkerPoolStats, WorkerShardStats};
 pub use worker::Worker;
@@ -456,6 +458,7 @@ impl<W: Worker> WorkerPool<W> {
                     usage: shard.usage as usize,
                     handled: record.handled.load(Ordering::Relaxed),
                     restarts: record.restarts.load(Ordering::Relaxed),
+                    up: record.up.load(Ordering::Relaxed),
                 }
             })
             .collect();
@@ -478,6 +481,7 @@ impl<W: Worker> WorkerPool<W> {
             skipped: sum(|r| &r.skipped),
             panics: sum(|r| &r.panics),
             restarts: sum(|r| &r.restarts),
+            shards_down: shards.iter().filter(|shard| !shard.up).count(),
             queue_wait: queue_wait.summary(),
             handling: handling.summary(),
             shards,
@@ -520,9 +524,13 @@ impl<W: Worker> WorkerPool<W> {
     pub fn shutdown(&self) {
         let mut threads = lock(&self.threads);
         if !self.shared.closing.swap(true, Ordering::AcqRel) {
+            // Under the limits lock: a worker rebuilt meanwhile reads
+            // `closing` under it and leaves its shard closed.
+            let limits = lock(&self.shared.limits);
             for shard in self.shared.shards.iter() {
                 shard.set_limit(0);
             }
+            drop(limits);
             // Only now: once `is_closed` says so, every send is refused.
             self.shared.closed.store(true, Ordering::Release);
             // A worker whose thread never started (a build that failed part

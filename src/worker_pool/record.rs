@@ -1,7 +1,7 @@
 //! What one shard's worker records: its counters and latency histograms.
 
 use crate::latency::LatencyHistogram;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 /// What one shard's worker records, for [`WorkerPool::stats`](super::WorkerPool::stats).
 pub(super) struct ShardRecord {
@@ -9,6 +9,8 @@ pub(super) struct ShardRecord {
     pub(super) skipped: AtomicU64,
     pub(super) panics: AtomicU64,
     pub(super) restarts: AtomicU64,
+    /// Whether the shard has a live worker (and so admits work).
+    pub(super) up: AtomicBool,
     pub(super) latency: Mutex<ShardLatency>,
 }
 
@@ -24,6 +26,7 @@ impl ShardRecord {
             skipped: AtomicU64::new(0),
             panics: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
+            up: AtomicBool::new(true),
             latency: Mutex::new(ShardLatency {
                 queue_wait: LatencyHistogram::new(),
                 handling: LatencyHistogram::new(),

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::admission::SplitShard;
+use crate::admission::{limit_for, SplitShard};
 use crate::latency::LatencyBatch;
 use crate::sync::{lock, Ordering};
 
@@ -15,6 +15,7 @@ use super::envelope::{CallAnswer, Envelope, Failure, Ticks, UNTIMED};
 use super::mailbox::{MailReceiver, Received};
 use super::pinning::{pin_to, CoreId};
 use super::record::{ShardLatency, ShardRecord};
+use super::restart::{Backoff, RestartIntensity};
 use super::shared::Shared;
 use super::Worker;
 
@@ -26,6 +27,9 @@ pub(super) struct WorkerRun<W: Worker, F> {
     pub(super) factory: Arc<F>,
     pub(super) tick_interval: Option<Duration>,
     pub(super) core: Option<CoreId>,
+    /// `max_restarts` and `restart_window`.
+    pub(super) max_restarts: u32,
+    pub(super) restart_window: Duration,
 }
 
 /// What the loop carries from one message to the next.
@@ -39,6 +43,11 @@ struct Turn<W> {
     last_finished: Ticks,
     /// Latency samples not yet in the shard's histograms.
     batch: LatencyBatch,
+    /// This shard's recent restarts.
+    intensity: RestartIntensity,
+    /// The restart intensity was exceeded: the shard is down for the pool's
+    /// life, and answers what is left in its mailbox without a worker.
+    gave_up: bool,
 }
 
 impl<W, F> WorkerRun<W, F>
@@ -55,6 +64,8 @@ where
             stopping: false,
             last_finished: UNTIMED,
             batch: LatencyBatch::new(),
+            intensity: RestartIntensity::new(self.max_restarts, self.restart_window),
+            gave_up: false,
         };
         // After the stop message, exit once nothing holds a slot here: every
         // admitted message has then been posted and handled.
@@ -79,7 +90,7 @@ where
                 } => self.cast(&mut turn, request, posted, started),
             };
             if check_worker && turn.worker.is_none() {
-                turn.worker = self.rebuild(&mut turn.stopping);
+                self.rebuild(&mut turn);
             }
         }
         self.flush(self.record(), &mut turn.batch);
@@ -127,12 +138,11 @@ where
     fn tick(&self, turn: &mut Turn<W>) {
         if let Some(current) = turn.worker.as_mut() {
             if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
-                ShardRecord::bump(&self.record().panics);
-                turn.worker = None;
+                self.died(turn);
             }
         }
         if turn.worker.is_none() {
-            turn.worker = self.rebuild(&mut turn.stopping);
+            self.rebuild(turn);
         }
     }
 
@@ -155,10 +165,16 @@ where
             return false;
         }
         let Some(current) = turn.worker.as_mut() else {
-            // Only when shutting down with no worker to be had.
+            // The shard is down for good (the caller learns its worker
+            // panicked), or shutting down with no worker to be had (the
+            // request comes back).
             self.shard().release();
             ShardRecord::bump(&record.skipped);
-            reply.send(Err(Failure::Closed(request)));
+            reply.send(Err(if turn.gave_up {
+                Failure::Panicked
+            } else {
+                Failure::Closed(request)
+            }));
             return false;
         };
         let started = self.start_time(posted, started);
@@ -169,9 +185,10 @@ where
         match outcome {
             Ok(value) => reply.send(Ok(value)),
             Err(_) => {
+                // Rebuilt (or down) before the caller hears, so a caller
+                // that tries again at once finds the shard up again.
+                self.died(turn);
                 reply.send(Err(Failure::Panicked));
-                ShardRecord::bump(&record.panics);
-                turn.worker = None;
             }
         }
         true
@@ -190,8 +207,7 @@ where
         let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
         turn.last_finished = self.finish(record, &mut turn.batch, posted, started);
         if outcome.is_err() {
-            ShardRecord::bump(&record.panics);
-            turn.worker = None;
+            self.died(turn);
         }
         true
     }
@@ -257,24 +273,70 @@ where
         batch.record_into(&self.shared.clock, queue_wait, handling);
     }
 
-    /// Builds a replacement worker after a panic. A factory that panics too
-    /// is retried with a growing pause; once the pool is closing, the shard
-    /// gives up and answers what is left in its mailbox without a worker.
+    /// The worker panicked: it is gone, and the shard admits nothing until
+    /// a new one is built (the probe sends work to the other shards, or
+    /// answers `Overload` at once when all are down). The death counts as a
+    /// restart; past the restart intensity the shard stays down for good.
+    /// Otherwise the factory is called at once.
     #[cold]
-    fn rebuild(&self, stopping: &mut bool) -> Option<W> {
-        let record = &self.shared.records[self.shard];
-        let mut pause = Duration::from_millis(1);
-        loop {
-            if let Ok(worker) = catch_unwind(AssertUnwindSafe(|| (self.factory)(self.shard))) {
-                ShardRecord::bump(&record.restarts);
-                return Some(worker);
-            }
-            if self.shared.closed.load(Ordering::Acquire) {
-                *stopping = true;
-                return None;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
+    fn died(&self, turn: &mut Turn<W>) {
+        ShardRecord::bump(&self.record().panics);
+        turn.worker = None;
+        self.set_up(false);
+        if turn.intensity.allow_another() {
+            self.call_factory(turn);
+        } else {
+            turn.gave_up = true;
         }
+    }
+
+    /// One factory call: on success the worker is back and the shard admits
+    /// again; a panic counts as a restart, past the intensity for good.
+    fn call_factory(&self, turn: &mut Turn<W>) {
+        match catch_unwind(AssertUnwindSafe(|| (self.factory)(self.shard))) {
+            Ok(worker) => {
+                ShardRecord::bump(&self.record().restarts);
+                turn.worker = Some(worker);
+                self.set_up(true);
+            }
+            Err(_) => {
+                if !turn.intensity.allow_another() {
+                    turn.gave_up = true;
+                }
+            }
+        }
+    }
+
+    /// The factory panicked when the worker died: calls it again, backing
+    /// off (see `restart.rs`), until a worker is built or the shard gives
+    /// up, for good past the restart intensity, or for now once the pool is
+    /// closing. Without a worker, the shard answers what is left in its
+    /// mailbox.
+    #[cold]
+    fn rebuild(&self, turn: &mut Turn<W>) {
+        let mut backoff = Backoff::new();
+        while turn.worker.is_none() && !turn.gave_up {
+            if self.shared.closed.load(Ordering::Acquire) {
+                turn.stopping = true;
+                return;
+            }
+            backoff.pause();
+            self.call_factory(turn);
+        }
+    }
+
+    /// Opens the shard to admissions at its share of the capacity (`up`),
+    /// or closes it (limit 0). Under the pool's limits lock, and never
+    /// opened once the pool is closing, so a rebuild cannot reopen a shard
+    /// that shutdown closed.
+    fn set_up(&self, up: bool) {
+        let shared = &self.shared;
+        let _limits = lock(&shared.limits);
+        if up && shared.closing.load(Ordering::Acquire) {
+            return;
+        }
+        let share = limit_for(shared.capacity, shared.shards.len(), self.shard);
+        self.shard().set_limit(if up { share } else { 0 });
+        self.record().up.store(up, Ordering::Relaxed);
     }
 }

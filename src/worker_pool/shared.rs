@@ -11,7 +11,7 @@ use quanta::Clock;
 use crossbeam_utils::CachePadded;
 
 use crate::admission::{admit, home_shard, SplitShard};
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 use super::envelope::{CallReply, Envelope, Ticks, UNTIMED};
 use super::error::{CallError, CastError};
@@ -43,6 +43,9 @@ pub(super) struct Shared<W: Worker> {
     /// sampling interval, a power of two, minus one).
     pub(super) sample_mask: u64,
     pub(super) records: Box<[CachePadded<ShardRecord>]>,
+    /// Serialises the shard limit changes of shutdown and of workers going
+    /// down and up.
+    pub(super) limits: Mutex<()>,
 }
 
 /// Why a send was refused.

@@ -44,6 +44,11 @@ pub struct WorkerPoolStats {
     pub panics: u64,
     /// Workers rebuilt by the factory after a panic, ever.
     pub restarts: u64,
+    /// Shards without a live worker now: their worker died and is being
+    /// rebuilt, or they are down for good past the restart intensity (see
+    /// [`max_restarts`](crate::WorkerPoolBuilder::max_restarts)). A shard
+    /// down admits nothing.
+    pub shards_down: usize,
     /// Time from posting a message to its handler starting, of the timed
     /// messages: one in 16 by default, see
     /// [`latency_sample_every`](crate::WorkerPoolBuilder::latency_sample_every).
@@ -83,4 +88,6 @@ pub struct WorkerShardStats {
     pub handled: u64,
     /// Times this shard's worker was rebuilt after a panic, ever.
     pub restarts: u64,
+    /// Whether the shard has a live worker, and so admits work.
+    pub up: bool,
 }
