@@ -125,3 +125,39 @@ fn an_empty_group_is_overloaded() {
     assert!(matches!(group.take(WAIT), Err(TakeError::Overload)));
     assert!(group.remove_pool(&"none", Removal::Graceful).is_none());
 }
+
+#[test]
+fn when_every_member_is_closed_takes_answer_closed() {
+    let group = PoolGroup::new();
+    for key in ["a", "b"] {
+        let members = Members::new();
+        group.add_pool(key, pool(&members, 1)).unwrap();
+    }
+    for key in ["a", "b"] {
+        group.pool(&key).unwrap().close();
+    }
+    assert!(matches!(group.try_take(), Err(TakeError::Closed)));
+    assert!(matches!(
+        group.take(Duration::from_millis(10)),
+        Err(TakeError::Closed)
+    ));
+}
+
+#[test]
+fn a_take_waits_on_an_open_member_when_the_others_are_closed() {
+    let group = PoolGroup::new();
+    let members = Members::new();
+    group.add_pool("closed", pool(&Members::new(), 1)).unwrap();
+    group.add_pool("open", pool(&members, 1)).unwrap();
+    group.pool(&"closed").unwrap().close();
+    let held = group.try_take().unwrap();
+    // Every open member is full: the wait is on the open one, whatever the
+    // random start, and times out there rather than answering Closed.
+    for _ in 0..20 {
+        assert!(matches!(
+            group.take(Duration::from_millis(1)),
+            Err(TakeError::Timeout)
+        ));
+    }
+    drop(held);
+}

@@ -278,7 +278,8 @@ where
     ///
     /// [`TakeError::Overload`] when no member had an object or room for
     /// one (an empty group has none), or else the first other error a
-    /// member gave ([`TakeError::Create`]); a closed member is passed over.
+    /// member gave ([`TakeError::Create`]); a closed member is passed over,
+    /// and [`TakeError::Closed`] comes back when every member is closed.
     ///
     /// # Panics
     ///
@@ -311,8 +312,9 @@ where
     /// # Errors
     ///
     /// Those of [`try_take`](Self::try_take), except that `Overload`
-    /// becomes what the wait at the starting member ends in
-    /// ([`ObjectPool::take`]); an empty group answers `Overload`.
+    /// becomes what the wait ends in ([`ObjectPool::take`]) at the first
+    /// open member from the random start; an empty group answers
+    /// `Overload`, and a group whose members are all closed `Closed`.
     ///
     /// # Panics
     ///
@@ -340,10 +342,17 @@ where
         let members = self.members.load();
         let start = random_start(members.len());
         match try_each(&members, start) {
-            Err(TakeError::Overload) => match members.get(start) {
-                Some((_, pool)) => pool.take_owned(timeout),
-                None => Err(TakeError::Overload),
-            },
+            // Wait on the first member, from the random start, that is open.
+            Err(TakeError::Overload) => {
+                let open = (0..members.len())
+                    .map(|offset| &members[(start + offset) % members.len()].1)
+                    .find(|pool| !pool.is_closed());
+                match open {
+                    Some(pool) => pool.take_owned(timeout),
+                    None if members.is_empty() => Err(TakeError::Overload),
+                    None => Err(TakeError::Closed),
+                }
+            }
             taken => taken,
         }
     }
@@ -400,23 +409,31 @@ impl<K: fmt::Debug, M: Manager> fmt::Debug for PoolGroup<K, M> {
 }
 
 /// `try_take` on each member from `start` on, in order: the first object,
-/// else the first error other than a refusal, else `Overload`.
+/// else the first error other than a refusal, else `Closed` when every
+/// member is closed, else `Overload` (also for an empty group).
 fn try_each<K, M: Manager>(
     members: &[(K, Arc<ObjectPool<M>>)],
     start: usize,
 ) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
     let mut first_error = None;
+    let mut all_closed = !members.is_empty();
     for offset in 0..members.len() {
         let (_, pool) = &members[(start + offset) % members.len()];
         match pool.try_take_owned() {
             Ok(taken) => return Ok(taken),
-            Err(TakeError::Overload | TakeError::QueueFull | TakeError::Closed) => {}
+            Err(TakeError::Closed) => {}
+            Err(TakeError::Overload | TakeError::QueueFull) => all_closed = false,
             Err(error) => {
+                all_closed = false;
                 first_error.get_or_insert(error);
             }
         }
     }
-    Err(first_error.unwrap_or(TakeError::Overload))
+    Err(first_error.unwrap_or(if all_closed {
+        TakeError::Closed
+    } else {
+        TakeError::Overload
+    }))
 }
 
 /// A random index below `len` (0 when `len` is 0), from a per-thread
