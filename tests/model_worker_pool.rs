@@ -712,6 +712,7 @@ impl Real {
                 && stats.usage as u64 == usage
                 && stats.panics == panicked
                 && stats.restarts == panicked
+                && stats.shards_down == 0
                 && shard_sum(|shard| shard.restarts) == panicked
                 && stats
                     .shards

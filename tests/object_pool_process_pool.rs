@@ -4,26 +4,45 @@
 //! `retire_all`, and checks that every process it started was killed once
 //! and reaped (no `/proc/<pid>` left, no zombie).
 //!
-//! `cargo test --all-targets` builds the example before this test runs; run
-//! alone, the test says how to build it (it never skips).
+//! The test has cargo build the example (`cargo test` builds examples only
+//! as test harnesses), then runs it; it never skips.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example's binary, beside this test's: `target/<profile>/examples`.
+/// Builds the example and returns its binary. `cargo test` builds examples
+/// in test mode (a libtest harness, not their `main`), so this asks cargo
+/// for the real one; it is up to date after `cargo test --all-targets`
+/// built the crate, so this costs a link at most.
 fn example() -> PathBuf {
-    let test = std::env::current_exe().expect("the test's own path");
-    let profile_dir = test
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>");
-    let binary = profile_dir.join("examples").join("process_pool");
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--example",
+            "process_pool",
+            "--message-format=json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
     assert!(
-        binary.exists(),
-        "{} is not built: run `cargo test --all-targets` (or `cargo build --examples`)",
-        binary.display()
+        output.status.success(),
+        "cargo build --example process_pool failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    binary
+    // The artifact message names the executable.
+    let messages = String::from_utf8_lossy(&output.stdout);
+    let line = messages
+        .lines()
+        .find(|line| {
+            line.contains("\"reason\":\"compiler-artifact\"")
+                && line.contains("\"name\":\"process_pool\"")
+        })
+        .expect("cargo reports the example's artifact");
+    let key = "\"executable\":\"";
+    let start = line.find(key).expect("an executable") + key.len();
+    let end = start + line[start..].find('"').expect("a quoted path");
+    PathBuf::from(&line[start..end])
 }
 
 #[test]

@@ -42,6 +42,13 @@
 //! sees the slot free. The statistics counters are `Relaxed`: each is written
 //! by one worker (or counts refusals) and read as a figure.
 //!
+//! A shard's limit goes to 0 when its worker dies and back to its share when
+//! a new one is built, both under the `limits` mutex, which shutdown also
+//! holds while it zeroes every limit; a worker reads `closing` (`Acquire`)
+//! under it and never reopens a shard once shutdown began. A shard's `up`
+//! flag is stored with `Release` after its limit changed and read with
+//! `Acquire` by the stats, so whoever sees a shard up sees it admitting.
+//!
 //! [`SplitShard`]: crate::admission::SplitShard
 
 mod builder;
@@ -458,7 +465,7 @@ impl<W: Worker> WorkerPool<W> {
                     usage: shard.usage as usize,
                     handled: record.handled.load(Ordering::Relaxed),
                     restarts: record.restarts.load(Ordering::Relaxed),
-                    up: record.up.load(Ordering::Relaxed),
+                    up: record.up.load(Ordering::Acquire),
                 }
             })
             .collect();

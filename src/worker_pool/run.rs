@@ -295,9 +295,11 @@ where
     fn call_factory(&self, turn: &mut Turn<W>) {
         match catch_unwind(AssertUnwindSafe(|| (self.factory)(self.shard))) {
             Ok(worker) => {
-                ShardRecord::bump(&self.record().restarts);
                 turn.worker = Some(worker);
+                // Open before counting: whoever sees the restart counted
+                // finds the shard admitting.
                 self.set_up(true);
+                ShardRecord::bump(&self.record().restarts);
             }
             Err(_) => {
                 if !turn.intensity.allow_another() {
@@ -337,6 +339,8 @@ where
         }
         let share = limit_for(shared.capacity, shared.shards.len(), self.shard);
         self.shard().set_limit(if up { share } else { 0 });
-        self.record().up.store(up, Ordering::Relaxed);
+        // Release: a reader that sees the shard up (`Acquire`) sees its
+        // limit restored too.
+        self.record().up.store(up, Ordering::Release);
     }
 }
