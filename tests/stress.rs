@@ -1054,6 +1054,9 @@ fn object_pool_size_never_exceeds_max_size_and_adds_up() {
         .lifetime_jitter(Duration::from_millis(4))
         .queue_max(s.threads)
         .shards(s.cores)
+        // Checks on take too: injected check failures and panics reach
+        // takers as well as returns.
+        .check_on_take(true)
         .name("stress-pool")
         .build()
         .unwrap();
