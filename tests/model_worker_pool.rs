@@ -19,6 +19,11 @@
 //! * panics: the caller of a panicking call gets `WorkerPanicked`, the worker
 //!   is rebuilt by the factory and goes on with the rest of its mailbox, and
 //!   `stats()` counts the panic and the restart;
+//! * the restart intensity (#16): with `max_restarts` drawn from 0 to 3 (or
+//!   unlimited), a shard whose worker dies once too often is down for good:
+//!   no send is placed on it, its queued calls are answered `WorkerPanicked`
+//!   unrun and its casts dropped, all counted as skipped, and its `up` flag
+//!   is false;
 //! * slots stay exact: per-shard usage (queued plus running), handled and
 //!   restart counts, and the pool's accepted/rejected/handled/panics totals.
 //!
@@ -101,11 +106,15 @@ fn op() -> impl Strategy<Value = Op> {
 /// Shards, capacity (up to 3 per shard, so a shard's limit is 0 to 3: with
 /// 3, a panicking request can have a message queued behind it while it
 /// waits behind a blocked one) and the operations.
-fn scenario() -> impl Strategy<Value = (usize, usize, Vec<Op>)> {
+fn scenario() -> impl Strategy<Value = (usize, usize, u32, Vec<Op>)> {
     (2usize..=3).prop_flat_map(|shards| {
         (
             Just(shards),
             1..=3 * shards,
+            // The restart intensity: a shard whose worker dies more than
+            // this many times stays down (the window is an hour: no case
+            // outlives it). Often unlimited, so that panics keep coming.
+            prop_oneof![Just(u32::MAX), 0u32..=3],
             proptest::collection::vec(op(), 1..=30),
         )
     })
@@ -238,6 +247,10 @@ struct ModelShard {
     handled: u64,
     restarts: u64,
     generation: u64,
+    /// Workers that died here (each a restart unless it was one too many).
+    deaths: u32,
+    /// Down for good: its worker died more than `max_restarts` times.
+    down: bool,
 }
 
 /// The sequential reference: what the pool must look like once it settles.
@@ -254,6 +267,9 @@ struct Model {
     accepted: u64,
     rejected: u64,
     panics: u64,
+    /// Messages answered or dropped unhandled by a shard down for good.
+    skipped: u64,
+    max_restarts: u32,
 }
 
 /// Where the model put a send.
@@ -267,7 +283,7 @@ enum Placement {
 }
 
 impl Model {
-    fn new(capacity: usize, shards: usize) -> Self {
+    fn new(capacity: usize, shards: usize, max_restarts: u32) -> Self {
         Model {
             shards: (0..shards)
                 .map(|index| ModelShard {
@@ -279,6 +295,8 @@ impl Model {
                     handled: 0,
                     restarts: 0,
                     generation: 0,
+                    deaths: 0,
+                    down: false,
                 })
                 .collect(),
             unreleased: Vec::new(),
@@ -288,6 +306,8 @@ impl Model {
             accepted: 0,
             rejected: 0,
             panics: 0,
+            skipped: 0,
+            max_restarts,
         }
     }
 
@@ -317,7 +337,10 @@ impl Model {
         let count = self.shards.len();
         let Some(shard) = (0..count)
             .map(|offset| (home + offset) % count)
-            .find(|&shard| self.shards[shard].queue.len() < self.shards[shard].limit)
+            .find(|&shard| {
+                let target = &self.shards[shard];
+                !target.down && target.queue.len() < target.limit
+            })
         else {
             self.rejected += 1;
             if helper.is_some() {
@@ -369,7 +392,22 @@ impl Model {
     /// blocking handler that has not been released.
     fn run(&mut self) {
         for (index, shard) in self.shards.iter_mut().enumerate() {
-            while let Some(front) = shard.queue.front_mut() {
+            loop {
+                if shard.down {
+                    // No worker: calls are answered `WorkerPanicked`
+                    // unrun, casts dropped; both counted as skipped.
+                    for msg in shard.queue.drain(..) {
+                        self.skipped += 1;
+                        if let Some(helper) = msg.helper {
+                            self.results.insert(msg.id, Outcome::Panicked);
+                            self.pending.remove(&helper);
+                        }
+                    }
+                    break;
+                }
+                let Some(front) = shard.queue.front_mut() else {
+                    break;
+                };
                 if !front.started {
                     front.started = true;
                     shard.log.push((front.id, shard.generation));
@@ -381,8 +419,13 @@ impl Model {
                 shard.handled += 1;
                 let outcome = if msg.kind == Kind::Panic {
                     self.panics += 1;
-                    shard.generation += 1;
-                    shard.restarts += 1;
+                    shard.deaths += 1;
+                    if shard.deaths > self.max_restarts {
+                        shard.down = true;
+                    } else {
+                        shard.generation += 1;
+                        shard.restarts += 1;
+                    }
                     Outcome::Panicked
                 } else {
                     Outcome::Replied(index)
@@ -489,16 +532,16 @@ struct Real {
 }
 
 impl Real {
-    fn new(capacity: usize, shards: usize) -> Self {
+    fn new(capacity: usize, shards: usize, max_restarts: u32) -> Self {
         let (started_tx, started) = mpsc::channel();
         let generations: Arc<Vec<AtomicU64>> =
             Arc::new((0..shards).map(|_| AtomicU64::new(0)).collect());
         let pool = WorkerPool::builder()
             .capacity(capacity)
             .shards(shards)
-            // Every death is rebuilt: this model predicts restarts, not the
-            // restart intensity (`worker_pool_dead_shards.rs` tests that).
-            .max_restarts(u32::MAX)
+            .max_restarts(max_restarts)
+            // Longer than any case: only `max_restarts` decides.
+            .restart_window(Duration::from_secs(3600))
             .name("model")
             .build(move |shard| Probe {
                 shard,
@@ -666,10 +709,14 @@ impl Real {
     }
 
     /// Waits until the pool is at rest, judged from what the test observed
-    /// and the pool's own figures, never from the model: every send admitted
-    /// or refused, each shard empty or held by a started blocking handler,
-    /// every panicked worker rebuilt, every due answer delivered.
-    fn settle(&mut self) -> Result<WorkerPoolStats, TestCaseError> {
+    /// and the pool's own figures: every send admitted or refused, each
+    /// shard empty or held by a started blocking handler, every panicked
+    /// worker rebuilt or its shard down for good, and `due` answers
+    /// delivered. That count is the one thing taken from the model: which
+    /// queued calls a shard down for good answered unrun is not observable
+    /// otherwise. A pool that delivers another count never settles, and the
+    /// case fails.
+    fn settle(&mut self, due: usize) -> Result<WorkerPoolStats, TestCaseError> {
         let deadline = Instant::now() + SETTLE_LIMIT;
         loop {
             // The reports, the figures, then the reports again, and the
@@ -692,12 +739,6 @@ impl Real {
                 .keys()
                 .filter(|id| self.kinds.get(id) == Some(&Kind::Panic))
                 .count() as u64;
-            let refused_calls = stats.rejected.saturating_sub(self.refused_casts);
-            let finished_calls = self
-                .calls
-                .iter()
-                .filter(|&&id| self.ran.contains_key(&id) && !self.holds_worker(id))
-                .count() as u64;
             // Per-shard figures and totals are read at different moments:
             // judge both, so that the view taken from them is consistent.
             let shard_sum = |field: fn(&WorkerShardStats) -> u64| -> u64 {
@@ -707,19 +748,24 @@ impl Real {
             let usage = shard_sum(|shard| shard.usage as u64);
             let at_rest = quiet
                 && stats.accepted + stats.rejected == self.sends
-                && handled + usage == stats.accepted
+                && handled + stats.skipped + usage == stats.accepted
                 && stats.handled == handled
                 && stats.usage as u64 == usage
                 && stats.panics == panicked
-                && stats.restarts == panicked
-                && stats.shards_down == 0
-                && shard_sum(|shard| shard.restarts) == panicked
+                // Every death rebuilt, but the last of each shard down for
+                // good (the factory never fails here).
+                && stats.restarts + stats.shards_down as u64 == panicked
+                && shard_sum(|shard| shard.restarts) == stats.restarts
+                && stats
+                    .shards
+                    .iter()
+                    .all(|shard| shard.up || shard.usage == 0)
                 && stats
                     .shards
                     .iter()
                     .enumerate()
                     .all(|(index, shard)| shard.usage == 0 || held.contains(&index))
-                && self.results.len() as u64 == refused_calls + finished_calls;
+                && self.results.len() == due;
             if at_rest {
                 return Ok(stats);
             }
@@ -747,6 +793,7 @@ impl Real {
                     started: log.clone(),
                     handled: shard.handled,
                     restarts: shard.restarts,
+                    up: shard.up,
                 })
                 .collect(),
             outcomes: self.results.clone(),
@@ -788,6 +835,8 @@ struct ShardView {
     started: Vec<(u64, u64)>,
     handled: u64,
     restarts: u64,
+    /// Whether the shard has a worker (false: down for good).
+    up: bool,
 }
 
 impl Model {
@@ -803,6 +852,7 @@ impl Model {
                     started: shard.log.clone(),
                     handled: shard.handled,
                     restarts: shard.restarts,
+                    up: !shard.down,
                 })
                 .collect(),
             outcomes: self.results.clone(),
@@ -811,8 +861,8 @@ impl Model {
             rejected: self.rejected,
             handled: self.shards.iter().map(|shard| shard.handled).sum(),
             panics: self.panics,
-            restarts: self.panics,
-            skipped: 0,
+            restarts: self.shards.iter().map(|shard| shard.restarts).sum(),
+            skipped: self.skipped,
             closed: 0,
         }
     }
@@ -839,10 +889,15 @@ fn kind_of(op: &Op) -> Kind {
 }
 
 /// Runs `ops` against a pool of `capacity` over `shards` and the model.
-fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run_case(
+    shards: usize,
+    capacity: usize,
+    max_restarts: u32,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     quiet_panics();
-    let mut real = Real::new(capacity, shards);
-    let mut model = Model::new(capacity, shards);
+    let mut real = Real::new(capacity, shards, max_restarts);
+    let mut model = Model::new(capacity, shards, max_restarts);
     let mut next_id = 0u64;
     let mut fresh = || {
         next_id += 1;
@@ -883,7 +938,7 @@ fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseEr
             }
         }
     }
-    let stats = real.settle()?;
+    let stats = real.settle(model.results.len())?;
     prop_assert_eq!(real.view(&stats), model.view(), "after calibration");
 
     for op in ops {
@@ -918,7 +973,7 @@ fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseEr
                 }
             }
         }
-        let stats = real.settle()?;
+        let stats = real.settle(model.results.len())?;
         prop_assert_eq!(real.view(&stats), model.view(), "after {:?}", op);
     }
 
@@ -926,7 +981,7 @@ fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseEr
     for id in model.finish_all() {
         real.release(id);
     }
-    let stats = real.settle()?;
+    let stats = real.settle(model.results.len())?;
     prop_assert_eq!(real.view(&stats), model.view(), "after releasing all");
     prop_assert!(model.pending.is_empty());
     prop_assert_eq!(real.pool.usage(), 0);
@@ -934,8 +989,13 @@ fn run_case(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseEr
     real.pool.shutdown();
     let stats = real.pool.stats();
     prop_assert_eq!(
-        (stats.accepted, stats.handled, stats.usage),
-        (model.accepted, model.accepted, 0),
+        (stats.accepted, stats.handled, stats.skipped, stats.usage),
+        (
+            model.accepted,
+            model.accepted - model.skipped,
+            model.skipped,
+            0
+        ),
         "after shutdown"
     );
     Ok(())
@@ -947,7 +1007,7 @@ proptest! {
     /// Placement, per-shard FIFO, panics and slot counts match the model
     /// after every operation.
     #[test]
-    fn worker_pool_matches_its_model((shards, capacity, ops) in scenario()) {
-        run_case(shards, capacity, &ops)?;
+    fn worker_pool_matches_its_model((shards, capacity, max_restarts, ops) in scenario()) {
+        run_case(shards, capacity, max_restarts, &ops)?;
     }
 }
