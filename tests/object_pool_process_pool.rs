@@ -11,38 +11,22 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// Builds the example and returns its binary. `cargo test` builds examples
-/// in test mode (a libtest harness, not their `main`), so this asks cargo
-/// for the real one; it is up to date after `cargo test --all-targets`
-/// built the crate, so this costs a link at most.
+/// only as test harnesses, not their `main`, so this asks cargo for the
+/// real one (a link at most after `cargo test --all-targets`), which cargo
+/// places beside this test's directory: `target/<profile>/examples`.
 fn example() -> PathBuf {
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--example",
-            "process_pool",
-            "--message-format=json",
-        ])
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--example", "process_pool"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
+        .status()
         .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "cargo build --example process_pool failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // The artifact message names the executable.
-    let messages = String::from_utf8_lossy(&output.stdout);
-    let line = messages
-        .lines()
-        .find(|line| {
-            line.contains("\"reason\":\"compiler-artifact\"")
-                && line.contains("\"name\":\"process_pool\"")
-        })
-        .expect("cargo reports the example's artifact");
-    let key = "\"executable\":\"";
-    let start = line.find(key).expect("an executable") + key.len();
-    let end = start + line[start..].find('"').expect("a quoted path");
-    PathBuf::from(&line[start..end])
+    assert!(built.success(), "cargo build --example process_pool failed");
+    let test = std::env::current_exe().expect("the test's own path");
+    test.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>")
+        .join("examples")
+        .join("process_pool")
 }
 
 #[test]

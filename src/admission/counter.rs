@@ -16,7 +16,7 @@ use crossbeam_utils::CachePadded;
 use crate::error::{BuildError, Overload};
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
-use super::probe::{self, Admission};
+use super::probe;
 use super::shard::{Shard, ShardCounts};
 use super::sizing::{check_capacity, limit_for};
 
@@ -54,15 +54,8 @@ impl ShardedCounter {
     /// [`release`](Self::release) exactly once.
     #[inline]
     pub(crate) fn admit_from(&self, start: usize) -> Result<usize, Overload> {
-        self.admit_numbered(start).map(|admission| admission.shard)
-    }
-
-    /// Like [`admit_from`](Self::admit_from), also telling the grant's
-    /// number on its shard (modulo 2^15), for sampling.
-    #[inline]
-    pub(crate) fn admit_numbered(&self, start: usize) -> Result<Admission, Overload> {
         match probe::admit(&self.shards, start) {
-            Some(admission) => Ok(admission),
+            Some(admission) => Ok(admission.shard),
             None => Err(self.refused(start)),
         }
     }

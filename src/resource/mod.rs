@@ -45,7 +45,7 @@ pub use stats::{ResourceStats, ShardStats};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Resource {
-    pub(super) counter: ShardedCounter,
+    counter: ShardedCounter,
 }
 
 impl Resource {
