@@ -112,3 +112,58 @@ fn stale_release_count_never_refuses_a_free_slot() {
         assert_eq!(stats.accepted + stats.rejected, 3);
     });
 }
+
+/// Panics on request 0, answers any other with itself.
+struct Fragile;
+
+impl Worker for Fragile {
+    type Request = u32;
+    type Reply = u32;
+
+    fn handle_call(&mut self, request: u32) -> u32 {
+        assert_ne!(request, 0, "deliberate: request 0 kills the worker");
+        request
+    }
+}
+
+/// (m) A worker that dies and is rebuilt races with shutdown: the rebuild
+/// reopens its shard (limit 0 while the worker was dead) only if shutdown
+/// has not begun, so once shutdown returns every send is refused as
+/// `Closed` and nothing is admitted that no worker will handle (fails if
+/// the reopening skips the limits lock or the `closing` check).
+#[test]
+fn a_rebuild_racing_shutdown_never_reopens_the_pool() {
+    // Quiet about the deliberate panic only: a failed assertion still shows.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let deliberate = info
+            .payload()
+            .downcast_ref::<String>()
+            .is_some_and(|message| message.contains("deliberate"));
+        if !deliberate {
+            default(info);
+        }
+    }));
+    loom::model(|| {
+        let pool = Arc::new(
+            WorkerPool::builder()
+                .capacity(1)
+                .shards(1)
+                .build(|_| Fragile)
+                .unwrap(),
+        );
+        let caller = {
+            let pool = Arc::clone(&pool);
+            thread::spawn(move || match pool.call(0) {
+                Err(CallError::WorkerPanicked) | Err(CallError::Closed(0)) => {}
+                other => panic!("unexpected {other:?}"),
+            })
+        };
+        pool.shutdown();
+        caller.join().unwrap();
+        assert!(matches!(pool.cast(1), Err(CastError::Closed(1))));
+        let stats = pool.stats();
+        assert_eq!(stats.usage, 0);
+        assert_eq!(stats.handled + stats.skipped, stats.accepted);
+    });
+}
