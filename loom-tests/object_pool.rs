@@ -148,3 +148,68 @@ fn tagged_return_racing_a_waiter_reaches_it() {
         assert_eq!(pool.stats().creates, 1);
     });
 }
+
+/// Counts the objects made and destroyed; when the last handle to the pool
+/// lets go of the manager (the pool's or a creation helper's), every
+/// object made must have been destroyed exactly once.
+#[derive(Default)]
+struct Counted {
+    made: AtomicUsize,
+    destroyed: AtomicUsize,
+}
+
+impl Manager for Counted {
+    type Object = usize;
+    type Error = Refused;
+
+    fn create(&self) -> Result<usize, Refused> {
+        Ok(self.made.fetch_add(1, Ordering::SeqCst))
+    }
+
+    fn destroy(&self, _object: usize) {
+        self.destroyed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        assert_eq!(
+            self.made.load(Ordering::SeqCst),
+            self.destroyed.load(Ordering::SeqCst),
+            "an object was lost or destroyed twice"
+        );
+    }
+}
+
+/// (n) A creation on its helper thread races its taker's deadline (a
+/// `create_timeout` so short that the taker gives up unless the object is
+/// already there): the object is either handed to the taker or, late,
+/// destroyed by the helper, never both and never lost (the manager's drop
+/// checks), and a late object frees its slot to the next waiter, which is
+/// always served: loom reports a waiter left waiting as a deadlock.
+#[test]
+fn create_timeout_racing_the_late_object() {
+    loom::model(|| {
+        let pool = ObjectPool::builder(Counted::default())
+            .max_size(1)
+            .shards(1)
+            .create_timeout(Duration::from_nanos(1))
+            .build()
+            .unwrap();
+        match pool.try_take() {
+            Ok(object) => drop(object),
+            Err(TakeError::CreateTimeout) => {}
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+        // The slot comes back, whether the object went idle or the late
+        // object is destroyed: this take gets the object, or the slot and
+        // then (likely) a timeout of its own creation.
+        match pool.take(FOREVER) {
+            Ok(object) => drop(object),
+            Err(TakeError::CreateTimeout) => {}
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+        let stats = pool.stats();
+        assert!(stats.creates <= 2);
+    });
+}

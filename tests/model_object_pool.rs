@@ -24,6 +24,12 @@
 //! may die (its `check` fails from then on, as a killed process's would),
 //! and a take that finds it destroys it and looks again.
 //!
+//! Creations may hang (#16, create timeouts): a `HungTake` is a `try_take`
+//! under a short `create_timeout` whose creation, if it makes one, waits for
+//! a later `ReleaseHung`. The take answers `CreateTimeout` and the hung call
+//! keeps its slot (counted as `creating`); when released, each late object
+//! takes the next id and is destroyed, and the test waits for that to show.
+//!
 //! A tagged take looks, as documented on `take_tagged`, for the exact tag
 //! (the most recently returned), then the same group (retaught the tag),
 //! then an untagged idle object, then a new object, then, at `max_size`,
@@ -45,7 +51,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -59,8 +65,15 @@ use support::model_config::config;
 /// A tag: `(group, key)`.
 type Tag = (u8, u8);
 
-/// How long the takes that may wait wait.
+/// How long a take the model says times out waits.
 const SHORT_WAIT: Duration = Duration::from_millis(1);
+
+/// A wait that never runs out for a take the model says succeeds.
+const LONG_WAIT: Duration = Duration::from_secs(60);
+
+/// The `create_timeout` of a `HungTake`: its creation never returns in
+/// time, since it waits for a `ReleaseHung`.
+const HUNG_TIMEOUT: Duration = Duration::from_millis(2);
 
 /// How long the maintainer may take to make a replacement before the case
 /// fails. Never waited in a passing run: it only bounds a hang.
@@ -91,6 +104,13 @@ enum Op {
     /// killed process would; the pool checks on take (a no-op when nothing
     /// idles).
     Die(Index),
+    /// `try_take` with a `create_timeout` set and the manager's next
+    /// `create` hung until [`Op::ReleaseHung`]: a take that creates gives up
+    /// with `CreateTimeout`, and the hung call keeps its slot.
+    HungTake,
+    /// The hung creations return: each late object is destroyed (a late
+    /// failure just frees its slot).
+    ReleaseHung,
 }
 
 /// The untagged operations but deaths.
@@ -102,6 +122,8 @@ fn plain_op() -> impl Strategy<Value = Op> {
         2 => any::<Index>().prop_map(Op::Fail),
         1 => Just(Op::FailNextCreate),
         1 => Just(Op::RetireAll),
+        1 => Just(Op::HungTake),
+        1 => Just(Op::ReleaseHung),
     ]
 }
 
@@ -134,6 +156,10 @@ fn any_op() -> impl Strategy<Value = Op> {
 struct Numbered {
     next: AtomicU64,
     fail_next: AtomicBool,
+    /// The next creation waits until `open`.
+    hang_next: AtomicBool,
+    open: Mutex<bool>,
+    opened: Condvar,
     /// Objects that died while idle: their `check` fails.
     dead: Mutex<HashSet<u64>>,
 }
@@ -154,7 +180,16 @@ impl Manager for Numbered {
     type Error = CreateFailed;
 
     fn create(&self) -> Result<u64, CreateFailed> {
-        if self.fail_next.swap(false, Ordering::SeqCst) {
+        // Armed failures are claimed on entry, so that a hung creation
+        // fails, late, if one was armed when it started.
+        let fails = self.fail_next.swap(false, Ordering::SeqCst);
+        if self.hang_next.swap(false, Ordering::SeqCst) {
+            let mut open = self.open.lock().unwrap();
+            while !*open {
+                open = self.opened.wait(open).unwrap();
+            }
+        }
+        if fails {
             return Err(CreateFailed);
         }
         Ok(self.next.fetch_add(1, Ordering::SeqCst))
@@ -169,6 +204,19 @@ impl TaggedManager for Numbered {
     type Tag = Tag;
 }
 
+impl Numbered {
+    /// Lets every hung creation return (and, until `close_gate`, every
+    /// creation that would hang pass).
+    fn open_gate(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+
+    fn close_gate(&self) {
+        *self.open.lock().unwrap() = false;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The model
 
@@ -179,6 +227,7 @@ enum Got {
     Overload,
     Timeout,
     Create,
+    CreateTimeout,
     /// Anything else: always a failure.
     Unexpected(&'static str),
 }
@@ -217,6 +266,7 @@ struct Counts {
     expired: u64,
     evicted: u64,
     failed_take_checks: u64,
+    create_timeouts: u64,
 }
 
 /// The sequential reference.
@@ -232,6 +282,10 @@ struct Model {
     held: Vec<Held>,
     next_id: u64,
     fail_next: bool,
+    /// The next creation hangs (within one `HungTake`).
+    hang_next: bool,
+    /// Hung creations, each `true` if it will fail when it returns.
+    hung: Vec<bool>,
     /// Idle objects that died: a take destroys them when it finds them.
     dead: HashSet<u64>,
     counts: Counts,
@@ -247,13 +301,15 @@ impl Model {
             held: Vec::new(),
             next_id: 0,
             fail_next: false,
+            hang_next: false,
+            hung: Vec::new(),
             dead: HashSet::new(),
             counts: Counts::default(),
         }
     }
 
     fn size(&self) -> usize {
-        self.stack.len() + self.shelf.len() + self.held.len()
+        self.stack.len() + self.shelf.len() + self.held.len() + self.hung.len()
     }
 
     /// `create`: the next id, unless a failure is armed.
@@ -279,6 +335,13 @@ impl Model {
 
     /// A new object for a taker, in a free slot.
     fn create_for_taker(&mut self, tag: Option<Tag>) -> Got {
+        if std::mem::take(&mut self.hang_next) {
+            // The taker gives up at `create_timeout`; the call goes on.
+            let fails = std::mem::take(&mut self.fail_next);
+            self.hung.push(fails);
+            self.counts.create_timeouts += 1;
+            return Got::CreateTimeout;
+        }
         match self.create() {
             Some(id) => self.hand_out(id, tag),
             None => Got::Create,
@@ -412,6 +475,28 @@ impl Model {
         self.counts.destroyed += 1;
     }
 
+    /// `try_take` whose creation, if it makes one, hangs.
+    fn hung_take(&mut self) -> Got {
+        self.hang_next = true;
+        let got = self.take(false);
+        self.hang_next = false;
+        got
+    }
+
+    /// The hung creations return: late objects are made (taking the next
+    /// ids) and destroyed; late failures counted.
+    fn release_hung(&mut self) {
+        for fails in std::mem::take(&mut self.hung) {
+            if fails {
+                self.counts.create_failures += 1;
+            } else {
+                self.counts.creates += 1;
+                self.counts.destroyed += 1;
+                self.next_id += 1;
+            }
+        }
+    }
+
     fn retire_all(&mut self) {
         self.counts.destroyed += (self.stack.len() + self.shelf.len()) as u64;
         self.dead.clear();
@@ -430,7 +515,7 @@ impl Model {
             idle,
             tagged: self.shelf.len(),
             in_use: self.held.len(),
-            creating: 0,
+            creating: self.hung.len(),
             waiting: 0,
             stale: self.held.iter().filter(|held| held.stale).count(),
             held: self.held.iter().map(|held| (held.id, held.tag)).collect(),
@@ -487,6 +572,7 @@ fn view(pool: &ObjectPool<Numbered>, held: &[Pooled<'_, Numbered>]) -> View {
             expired: stats.expired,
             evicted: stats.evicted,
             failed_take_checks: stats.failed_take_checks,
+            create_timeouts: stats.create_timeouts,
         },
     }
 }
@@ -505,6 +591,7 @@ fn got<'a>(
         Err(TakeError::Overload) => Got::Overload,
         Err(TakeError::Timeout) => Got::Timeout,
         Err(TakeError::Create(CreateFailed)) => Got::Create,
+        Err(TakeError::CreateTimeout) => Got::CreateTimeout,
         Err(TakeError::QueueFull) => Got::Unexpected("QueueFull"),
         Err(TakeError::Tag(_)) => Got::Unexpected("Tag"),
         Err(TakeError::Closed) => Got::Unexpected("Closed"),
@@ -512,12 +599,24 @@ fn got<'a>(
     }
 }
 
-/// Waits until the maintainer's replacement attempt shows: the creations
-/// and failures counted, and the pool at rest as the model says.
-fn await_replacement(
+/// How long a take waits: briefly when the model says it times out, and
+/// long otherwise, since the take's deadline also bounds a creation it
+/// makes (on a helper thread, which a loaded machine may start late).
+fn wait_for(expected: &Got) -> Duration {
+    match expected {
+        Got::Timeout => SHORT_WAIT,
+        _ => LONG_WAIT,
+    }
+}
+
+/// Waits until background creations show (the maintainer's replacement,
+/// or hung creations returning): the creations and failures counted, and
+/// the pool at rest as the model says.
+fn await_background(
     pool: &ObjectPool<Numbered>,
     held: &[Pooled<'_, Numbered>],
     model: &Model,
+    what: &str,
 ) -> Result<(), TestCaseError> {
     let expected = model.view();
     let deadline = Instant::now() + BACKGROUND_LIMIT;
@@ -525,12 +624,12 @@ fn await_replacement(
         let seen = view(pool, held);
         let attempts = seen.counts.creates + seen.counts.create_failures;
         let due = expected.counts.creates + expected.counts.create_failures;
-        if attempts >= due && seen.creating == 0 && seen == expected {
+        if attempts >= due && seen == expected {
             return Ok(());
         }
         if attempts > due || Instant::now() > deadline {
             // Compare as is: the failure shows the difference.
-            prop_assert_eq!(seen, expected, "waiting for the background replacement");
+            prop_assert_eq!(seen, expected, "waiting for {}", what);
             return Ok(());
         }
         thread::yield_now();
@@ -559,7 +658,8 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::TakeWaiting => {
                 let expected = model.take(true);
-                prop_assert_eq!(got(pool.take(SHORT_WAIT), &mut held), expected, "take");
+                let wait = wait_for(&expected);
+                prop_assert_eq!(got(pool.take(wait), &mut held), expected, "take");
             }
             Op::Return(ref index) => {
                 if !held.is_empty() {
@@ -583,6 +683,24 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 model.retire_all();
                 pool.retire_all();
             }
+            Op::HungTake => {
+                let expected = model.hung_take();
+                let manager = pool.manager();
+                manager.hang_next.store(true, Ordering::SeqCst);
+                pool.reconfigure(|config| config.create_timeout = Some(HUNG_TIMEOUT))
+                    .unwrap();
+                let taken = got(pool.try_take(), &mut held);
+                pool.reconfigure(|config| config.create_timeout = None)
+                    .unwrap();
+                manager.hang_next.store(false, Ordering::SeqCst);
+                prop_assert_eq!(taken, expected, "try_take with a hung creation");
+            }
+            Op::ReleaseHung => {
+                model.release_hung();
+                pool.manager().open_gate();
+                await_background(&pool, &held, &model, "the hung creations")?;
+                pool.manager().close_gate();
+            }
             Op::Die(ref index) => {
                 if let Some(id) = model.die(index) {
                     pool.manager().dead.lock().unwrap().insert(id);
@@ -591,17 +709,21 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
             Op::TakeTagged(group, key) => {
                 let tag = (group, key);
                 let (expected, background) = model.take_tagged(tag);
-                let taken = got(pool.take_tagged(&tag, SHORT_WAIT), &mut held);
+                let taken = got(pool.take_tagged(&tag, wait_for(&expected)), &mut held);
                 prop_assert_eq!(taken, expected, "take_tagged({:?})", tag);
                 match background {
                     Background::Nothing => {}
-                    Background::Replacement => await_replacement(&pool, &held, &model)?,
+                    Background::Replacement => {
+                        await_background(&pool, &held, &model, "the background replacement")?
+                    }
                     Background::NoRoom => {
                         // What the take did is checked; what follows could
                         // race with the maintainer's attempt, which fails
                         // at admission (before `create`, counting nothing)
                         // only while the pool stays full.
                         prop_assert_eq!(view(&pool, &held), model.view(), "after {:?}", op);
+                        // Hung creations finish unwatched.
+                        pool.manager().open_gate();
                         return Ok(());
                     }
                 }
@@ -609,7 +731,10 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
         }
         prop_assert_eq!(view(&pool, &held), model.view(), "after {:?}", op);
     }
-    // Give everything back, in order.
+    // Let hung creations return, then give everything back, in order.
+    model.release_hung();
+    pool.manager().open_gate();
+    await_background(&pool, &held, &model, "the hung creations")?;
     while !held.is_empty() {
         model.give_back(0);
         drop(held.remove(0));

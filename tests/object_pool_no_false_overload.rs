@@ -23,6 +23,9 @@ use support::objects::{eventually, Members, Script};
 const LIFETIME: Duration = Duration::from_millis(200);
 /// Three lifetimes: the idle object has surely expired after it.
 const PAST_LIFETIME: Duration = Duration::from_millis(600);
+/// A take's timeout that never runs out here: it bounds the creation the
+/// take makes, too.
+const GENEROUS: Duration = Duration::from_secs(30);
 
 /// A pool of three slots on three shards with short lifetimes.
 fn pool(members: &Arc<Members>) -> ObjectPool<Script> {
@@ -47,7 +50,7 @@ fn held_and_expired<'a>(
     let held = pool.try_take().unwrap();
     on_home(3, (home + 1) % 3, || {
         if tag {
-            drop(pool.take_tagged(&("db", "doc"), Duration::ZERO).unwrap());
+            drop(pool.take_tagged(&("db", "doc"), GENEROUS).unwrap());
         } else {
             drop(pool.try_take().unwrap());
         }
@@ -81,7 +84,7 @@ fn take_makes_a_new_object_without_waiting() {
     let members = Members::new();
     let pool = pool(&members);
     let (_held, _gate) = held_and_expired(&pool, &members, false);
-    let fresh = pool.take(Duration::ZERO).expect("no need to wait");
+    let fresh = pool.take(GENEROUS).expect("no need to wait");
     assert_ne!(fresh.id, 2);
     assert_eq!(pool.stats().waits, 0);
 }
@@ -92,7 +95,7 @@ fn take_tagged_makes_a_new_object_in_the_freed_slot() {
     let pool = pool(&members);
     let (_held, _gate) = held_and_expired(&pool, &members, false);
     let fresh = pool
-        .take_tagged(&("db", "other"), Duration::ZERO)
+        .take_tagged(&("db", "other"), GENEROUS)
         .expect("the expired object's slot is free");
     assert_ne!(fresh.id, 2);
     assert_eq!(members.destroyed(), [2]);

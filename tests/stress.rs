@@ -907,6 +907,11 @@ fn supervisor_children_never_exceed_capacity_and_all_end() {
 
 // -------------------------------------------------------------- ObjectPool
 
+/// The stressed pool's `create_timeout`.
+const CREATE_TIMEOUT: Duration = Duration::from_millis(2);
+/// An injected slow creation: well past `CREATE_TIMEOUT`.
+const SLOW_CREATE: Duration = Duration::from_millis(6);
+
 /// A pooled object.
 #[derive(Debug)]
 struct Conn {
@@ -947,6 +952,9 @@ impl Manager for Conns {
                     ctx.create_panics.fetch_add(1, SeqCst);
                     panic!("injected: create panics");
                 }
+                // Slower than the pool's `create_timeout`: the taker gives
+                // up, and the late object is destroyed.
+                12..=14 => thread::sleep(SLOW_CREATE),
                 _ => {}
             }
         }
@@ -1007,6 +1015,7 @@ struct TakerCounts {
     timeout: u64,
     queue_full: u64,
     create_failed: u64,
+    create_timeout: u64,
     tag_failed: u64,
     panicked: u64,
     detached: u64,
@@ -1019,6 +1028,7 @@ impl TakerCounts {
         self.timeout += other.timeout;
         self.queue_full += other.queue_full;
         self.create_failed += other.create_failed;
+        self.create_timeout += other.create_timeout;
         self.tag_failed += other.tag_failed;
         self.panicked += other.panicked;
         self.detached += other.detached;
@@ -1057,6 +1067,8 @@ fn object_pool_size_never_exceeds_max_size_and_adds_up() {
         // Checks on take too: injected check failures and panics reach
         // takers as well as returns.
         .check_on_take(true)
+        // Injected slow creations run past it.
+        .create_timeout(CREATE_TIMEOUT)
         .name("stress-pool")
         .build()
         .unwrap();
@@ -1102,6 +1114,7 @@ fn object_pool_size_never_exceeds_max_size_and_adds_up() {
                             Ok(Err(TakeError::Timeout)) => counts.timeout += 1,
                             Ok(Err(TakeError::QueueFull)) => counts.queue_full += 1,
                             Ok(Err(TakeError::Create(_))) => counts.create_failed += 1,
+                            Ok(Err(TakeError::CreateTimeout)) => counts.create_timeout += 1,
                             Ok(Err(TakeError::Tag(_))) => counts.tag_failed += 1,
                             Ok(Err(other)) => checks.fail(format!("take: unexpected {other}")),
                             Err(panic) => {
@@ -1265,6 +1278,13 @@ fn object_pool_size_never_exceeds_max_size_and_adds_up() {
     );
     assert!(holders.peak() <= max_hi && holders.peak() > 0);
     assert!(bound.tight_checks() > 0);
+    // Every take that gave up on its creation is counted by the pool, which
+    // also counts those of the maintainer and of takes that hit their own
+    // deadline first.
+    assert!(
+        stats.create_timeouts >= counts.create_timeout,
+        "{counts:?} {stats:?}"
+    );
     assert!(
         counts.overload + counts.timeout + counts.queue_full > 0,
         "over capacity"

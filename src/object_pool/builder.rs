@@ -355,6 +355,51 @@ impl<M: Manager> ObjectPoolBuilder<M> {
         self
     }
 
+    /// Bounds every creation (pooler's `member_start_timeout`): a take that
+    /// makes an object, the `init_size` objects, `min_idle` refills and
+    /// replenishment. A [`Manager::create`] still running after `timeout`
+    /// fails its take with [`TakeError::CreateTimeout`](crate::TakeError::CreateTimeout); its slot stays
+    /// counted until the call returns, and the object it finally makes is
+    /// destroyed, which frees the slot. [`build`](Self::build) then never
+    /// waits longer than `timeout` on a hung `create`.
+    ///
+    /// A bounded creation runs on a helper thread started for it (the
+    /// caller waits on it with a deadline), which costs tens of
+    /// microseconds per creation. Default: no creation timeout, and
+    /// creations run on the calling thread, except those of
+    /// [`ObjectPool::take`](crate::ObjectPool::take), whose own deadline
+    /// holds either way. See [`PoolConfig::create_timeout`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// /// A server that never answers the connect.
+    /// struct Silent;
+    /// impl sidejob::Manager for Silent {
+    ///     type Object = u8;
+    ///     type Error = std::io::Error;
+    ///     fn create(&self) -> std::io::Result<u8> {
+    ///         std::thread::sleep(Duration::from_secs(3600));
+    ///         Ok(0)
+    ///     }
+    /// }
+    ///
+    /// let pool = sidejob::ObjectPool::builder(Silent)
+    ///     .max_size(2)
+    ///     .create_timeout(Duration::from_millis(50))
+    ///     .build()?;
+    /// let err = pool.try_take().unwrap_err();
+    /// assert!(matches!(err, sidejob::TakeError::CreateTimeout));
+    /// assert_eq!(pool.status().size, 1); // the hung call still holds its slot
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_timeout(mut self, timeout: Duration) -> Self {
+        self.config.create_timeout = Some(timeout);
+        self
+    }
+
     /// Builds the pool, making `init_size` objects first.
     ///
     /// # Errors
@@ -412,7 +457,8 @@ impl<M: Manager> ObjectPool<M> {
             shards,
         };
         let (_, shards) = sizing.checked().map_err(max_size_error)?;
-        let shared = Arc::new(PoolShared::new(manager, &config, shards));
+        let shared =
+            Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
         let pool = ObjectPool {
             shared,
             maintainer: Mutex::new(None),

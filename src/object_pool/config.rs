@@ -64,6 +64,12 @@ pub struct PoolConfig {
     /// and objects handed straight from a return (checked on return) are
     /// not checked again. Default: off.
     pub check_on_take: bool,
+    /// How long a creation may take before its taker gives up on it with
+    /// [`TakeError::CreateTimeout`](crate::TakeError::CreateTimeout). The hung call keeps its slot until it
+    /// returns; the object it then makes is destroyed. `None` (the default):
+    /// no creation timeout; [`ObjectPool::take`](crate::ObjectPool::take)'s own deadline still
+    /// holds.
+    pub create_timeout: Option<Duration>,
 }
 
 impl PoolConfig {
@@ -77,6 +83,7 @@ impl PoolConfig {
             max_lifetime: None,
             lifetime_jitter: Duration::ZERO,
             check_on_take: false,
+            create_timeout: None,
         }
     }
 
@@ -103,6 +110,9 @@ impl PoolConfig {
         }
         if self.idle_timeout == Some(Duration::ZERO) {
             return Err(BuildError::new("idle_timeout", "must be above zero"));
+        }
+        if self.create_timeout == Some(Duration::ZERO) {
+            return Err(BuildError::new("create_timeout", "must be above zero"));
         }
         match self.max_lifetime {
             Some(Duration::ZERO) => Err(BuildError::new("max_lifetime", "must be above zero")),

@@ -1,38 +1,161 @@
 //! Creating objects: in a slot taken for a taker or for the maintainer,
 //! with the generation and lifetime a new member is born with.
+//!
+//! A creation with a deadline (a take's own, or the pool's
+//! `create_timeout`) runs on a helper thread started for it, and the caller
+//! waits for it through a [`PendingCreate`] cell until the deadline: a
+//! thread stuck in a call cannot be interrupted, so the caller must not be
+//! the one making it. A creation nobody waits for any more keeps its slot
+//! until the call returns; then the helper destroys the late object, which
+//! frees the slot. With no deadline the call runs on the caller's thread.
 
 use std::hash::BuildHasher;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use crate::sync::{lock, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::sync::{lock, spawn_named, Ordering};
 
 use super::error::TakeError;
 use super::manager::Manager;
 use super::member::{Member, MemberBox};
+use super::pending_create::PendingCreate;
 use super::shared::{bump, nanos, PoolShared};
 
+/// What a call to [`Manager::create`] came to: its result, or its panic.
+type Made<M> = std::thread::Result<Result<<M as Manager>::Object, <M as Manager>::Error>>;
+
+/// A creation running on a helper thread.
+pub(super) type Pending<M> = Arc<PendingCreate<Made<M>>>;
+
 impl<M: Manager> PoolShared<M> {
-    /// Makes an object for a taker in `slot`, counting the take.
+    /// Makes an object for a taker in `shard`'s slot, counting the take.
+    /// `deadline` is the take's own, if it has one.
     pub(super) fn create_for_taker(
         &self,
         shard: usize,
+        deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let made = self.create_in(shard);
+        let made = self.create_in(shard, deadline);
         if made.is_ok() {
             bump(&self.counters.direct_takes);
         }
         made
     }
 
-    /// Makes an object counted by `slot`, freeing the slot if that fails.
+    /// Makes an object counted by `shard`'s slot, freeing the slot if that
+    /// fails. With a `deadline` (the caller's own) or a `create_timeout`,
+    /// the call runs on a helper thread and the caller stops waiting at the
+    /// earlier of the two: [`TakeError::Timeout`] if its own deadline came
+    /// first, [`TakeError::CreateTimeout`] if the pool's bound did. The
+    /// slot then stays counted until the call returns.
     pub(super) fn create_in(
         &self,
         shard: usize,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let bound = self.config.load().create_timeout.map(|timeout| {
+            Instant::now()
+                .checked_add(timeout)
+                .unwrap_or_else(far_future)
+        });
+        let limit = match (deadline, bound) {
+            (Some(deadline), Some(bound)) => Some(deadline.min(bound)),
+            (deadline, bound) => deadline.or(bound),
+        };
+        let Some(limit) = limit else {
+            return self.born(shard, self.create_here());
+        };
+        let Some(pending) = self.start_create(shard) else {
+            // No helper thread could start: make it here, unbounded.
+            return self.born(shard, self.create_here());
+        };
+        match pending.wait_until(limit, || self.abandon()) {
+            Some(made) => self.born(shard, made),
+            None => {
+                if bound.is_some_and(|bound| bound <= limit) {
+                    Err(TakeError::CreateTimeout)
+                } else {
+                    bump(&self.counters.timeouts);
+                    Err(TakeError::Timeout)
+                }
+            }
+        }
+    }
+
+    /// Calls [`Manager::create`] on this thread, counted as creating.
+    fn create_here(&self) -> Made<M> {
+        let creating = &self.counters.creating;
+        creating.fetch_add(1, Ordering::Relaxed);
+        let made = catch_unwind(AssertUnwindSafe(|| self.manager.create()));
+        creating.fetch_sub(1, Ordering::Relaxed);
+        made
+    }
+
+    /// Starts [`Manager::create`] on a helper thread for `shard`'s slot;
+    /// `None` if no thread could start (the slot is still the caller's).
+    /// If whoever waits gives up, the helper disposes of the late result
+    /// itself: it destroys the object, or frees the slot of a failed call
+    /// (see `pending_create.rs`).
+    pub(super) fn start_create(&self, shard: usize) -> Option<Pending<M>> {
+        let shared = self.this.upgrade()?;
+        let pending = Arc::new(PendingCreate::new());
+        let creating = &self.counters.creating;
+        creating.fetch_add(1, Ordering::Relaxed);
+        let body = {
+            let pending = Arc::clone(&pending);
+            move || {
+                let made = catch_unwind(AssertUnwindSafe(|| shared.manager.create()));
+                shared.counters.creating.fetch_sub(1, Ordering::Relaxed);
+                if let Err(late) = pending.finish(made) {
+                    shared.counters.abandoned.fetch_sub(1, Ordering::Relaxed);
+                    shared.dispose_late(shard, late);
+                }
+            }
+        };
+        match spawn_named("sidejob-create".to_owned(), None, body) {
+            Ok(_detached) => Some(pending),
+            Err(_) => {
+                creating.fetch_sub(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Its waiter gives up on a creation: counted, and no longer one the
+    /// maintainer counts on to refill.
+    fn abandon(&self) {
+        bump(&self.counters.create_timeouts);
+        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What a creation nobody waits for any more made: the object is
+    /// destroyed, which frees its slot (to a waiter first); a failed or
+    /// panicking call frees the slot.
+    fn dispose_late(&self, shard: usize, late: Made<M>) {
+        match late {
+            Ok(Ok(object)) => {
+                bump(&self.counters.creates);
+                let (generation, expires) = self.birth();
+                // A panicking `destroy` has nobody to go on to.
+                let _ = self.destroy(Member::boxed(object, shard, generation, expires));
+            }
+            Ok(Err(_)) | Err(_) => {
+                bump(&self.counters.create_failures);
+                self.free_slot(shard);
+            }
+        }
+    }
+
+    /// A new member from what `create` made in `shard`'s slot; a failure
+    /// frees the slot, and a panic goes on once it is freed.
+    pub(super) fn born(
+        &self,
+        shard: usize,
+        made: Made<M>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let counters = &self.counters;
-        counters.creating.fetch_add(1, Ordering::Relaxed);
-        let made = catch_unwind(AssertUnwindSafe(|| self.manager.create()));
-        counters.creating.fetch_sub(1, Ordering::Relaxed);
         match made {
             Ok(Ok(object)) => {
                 bump(&counters.creates);
@@ -75,7 +198,7 @@ impl<M: Manager> PoolShared<M> {
     }
 
     /// Makes one object in the background and keeps it; `false` if the pool
-    /// is full or closed, or creation failed.
+    /// is full or closed, or creation failed (or ran past `create_timeout`).
     pub(super) fn create_idle(&self) -> bool {
         if self.gate.closed.load(Ordering::Relaxed) {
             return false;
@@ -83,15 +206,69 @@ impl<M: Manager> PoolShared<M> {
         let Ok(shard) = self.slots.admit_from(self.home()) else {
             return false;
         };
-        match self.create_in(shard) {
+        match self.create_in(shard, None) {
             Ok(idle) => {
-                // Onto the stack of its slot's shard: the maintainer's
-                // objects spread over the stacks as their slots do.
-                let stack = idle.shard;
-                self.put_idle(idle, stack);
+                self.keep_made(idle);
                 true
             }
             Err(_) => false,
         }
     }
+
+    /// Puts an object the maintainer made onto the stack of its slot's
+    /// shard (or hands it to a waiter): the maintainer's objects spread over
+    /// the stacks as their slots do.
+    fn keep_made(&self, idle: MemberBox<M::Object>) {
+        let stack = idle.shard;
+        self.put_idle(idle, stack);
+    }
+
+    /// Makes the `init_size` objects. A failure is counted and does not
+    /// stop the others. With a `create_timeout`, they are made at once on
+    /// helper threads and waited for together, so `build` waits at most
+    /// that long however many calls hang.
+    pub(super) fn create_initial(&self, count: usize) {
+        let Some(timeout) = self.config.load().create_timeout else {
+            for _ in 0..count {
+                let _ = catch_unwind(AssertUnwindSafe(|| self.create_idle()));
+            }
+            return;
+        };
+        let deadline = Instant::now()
+            .checked_add(timeout)
+            .unwrap_or_else(far_future);
+        let mut pending = Vec::with_capacity(count);
+        for _ in 0..count {
+            let Ok(shard) = self.slots.admit_from(self.home()) else {
+                break;
+            };
+            match self.start_create(shard) {
+                Some(started) => pending.push((shard, started)),
+                // No helper thread: made here, unbounded.
+                None => {
+                    let _ = catch_unwind(AssertUnwindSafe(|| {
+                        if let Ok(idle) = self.born(shard, self.create_here()) {
+                            self.keep_made(idle);
+                        }
+                    }));
+                }
+            }
+        }
+        for (shard, started) in pending {
+            // A creation not back by the deadline is abandoned: its helper
+            // destroys the late object.
+            if let Some(made) = started.wait_until(deadline, || self.abandon()) {
+                let _ = catch_unwind(AssertUnwindSafe(|| {
+                    if let Ok(idle) = self.born(shard, made) {
+                        self.keep_made(idle);
+                    }
+                }));
+            }
+        }
+    }
+}
+
+/// A deadline past any real one, for a timeout too long to add to now.
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
 }

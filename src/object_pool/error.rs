@@ -32,6 +32,12 @@ pub enum TakeError<E> {
     /// The pool made a new object for this taker, and the manager's
     /// [`create`](crate::Manager::create) failed. The slot was given back.
     Create(E),
+    /// The pool made a new object for this taker, and the manager's
+    /// [`create`](crate::Manager::create) was still running when the pool's
+    /// [`create_timeout`](crate::ObjectPoolBuilder::create_timeout) ran
+    /// out. The hung call keeps its slot until it returns; the object it
+    /// then makes is destroyed.
+    CreateTimeout,
     /// A tagged take ([`take_tagged`](crate::ObjectPool::take_tagged)) had to
     /// teach an object the tag, and the manager's
     /// [`tag`](crate::TaggedManager::tag) failed. The object was destroyed
@@ -66,6 +72,7 @@ impl<E: fmt::Display> fmt::Display for TakeError<E> {
             TakeError::Timeout => f.write_str("timed out waiting for an object"),
             TakeError::QueueFull => f.write_str("too many takers are already waiting"),
             TakeError::Create(error) => write!(f, "could not create an object: {error}"),
+            TakeError::CreateTimeout => f.write_str("timed out creating an object"),
             TakeError::Tag(error) => write!(f, "could not tag an object: {error}"),
             TakeError::Closed => f.write_str("object pool is closed"),
         }

@@ -112,7 +112,14 @@ impl<M: Manager> PoolShared<M> {
     pub(super) fn refill(&self) {
         loop {
             let min_idle = self.config.load().min_idle;
-            let ready = self.untagged_idle_count() + self.counters.creating.load(Ordering::Relaxed);
+            let counters = &self.counters;
+            // Abandoned creations make nothing to keep. Each count moves on
+            // its own, so the difference may be briefly below zero.
+            let creating = counters
+                .creating
+                .load(Ordering::Relaxed)
+                .saturating_sub(counters.abandoned.load(Ordering::Relaxed));
+            let ready = self.untagged_idle_count() + creating;
             if ready >= min_idle || !self.create_idle() {
                 return;
             }
@@ -185,10 +192,7 @@ impl<M: Manager> PoolShared<M> {
 
     /// The maintainer thread's body.
     pub(super) fn maintain(&self, init_size: usize, started: crossbeam_channel::Sender<()>) {
-        for _ in 0..init_size {
-            // A failed creation is counted and does not stop the others.
-            let _ = catch_unwind(AssertUnwindSafe(|| self.create_idle()));
-        }
+        self.create_initial(init_size);
         drop(started);
         loop {
             let _ = catch_unwind(AssertUnwindSafe(|| {

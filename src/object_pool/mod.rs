@@ -73,6 +73,7 @@ mod maintainer;
 mod manager;
 mod member;
 mod owned_pooled;
+mod pending_create;
 mod pooled;
 mod shared;
 mod status;
@@ -84,7 +85,7 @@ mod waiters;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::sync::{JoinHandle, Mutex, Ordering};
 
@@ -173,7 +174,10 @@ impl<M: Manager> ObjectPool<M> {
     ///
     /// [`TakeError::Overload`] when nothing is idle and the pool is full,
     /// [`TakeError::Create`] when a new object was needed and the manager
-    /// failed to make it, [`TakeError::Closed`] after [`close`](Self::close).
+    /// failed to make it, [`TakeError::CreateTimeout`] when that creation
+    /// ran past the pool's
+    /// [`create_timeout`](crate::ObjectPoolBuilder::create_timeout),
+    /// [`TakeError::Closed`] after [`close`](Self::close).
     ///
     /// # Panics
     ///
@@ -214,12 +218,23 @@ impl<M: Manager> ObjectPool<M> {
     /// A waiter is handed a returned object, or a freed slot for which it
     /// makes its own object; it never waits for someone else's creation.
     ///
+    /// The take returns by its deadline even when [`Manager::create`]
+    /// hangs: a creation it makes runs on a helper thread and is given up
+    /// at the deadline (its slot stays counted until the call returns, and
+    /// the late object is destroyed). So a `timeout` of zero never makes an
+    /// object: use [`try_take`](Self::try_take) to take or make one without
+    /// waiting.
+    ///
     /// # Errors
     ///
     /// [`TakeError::QueueFull`] at once when `queue_max` takers already wait,
-    /// [`TakeError::Timeout`] when nothing came free in time,
+    /// [`TakeError::Timeout`] when nothing came free in time, or this
+    /// taker's creation was still running at the deadline,
     /// [`TakeError::Create`] when this taker's own creation failed,
-    /// [`TakeError::Closed`] when the pool is or becomes closed.
+    /// [`TakeError::CreateTimeout`] when it ran past the pool's
+    /// [`create_timeout`](crate::ObjectPoolBuilder::create_timeout) before
+    /// the deadline, [`TakeError::Closed`] when the pool is or becomes
+    /// closed.
     ///
     /// # Panics
     ///
@@ -248,12 +263,13 @@ impl<M: Manager> ObjectPool<M> {
     pub fn take(&self, timeout: Duration) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
         let home = shared.home();
-        match shared.try_take(home) {
+        let deadline = Instant::now().checked_add(timeout);
+        match shared.try_take(home, deadline) {
             Err(TakeError::Overload) => {}
             taken => return taken.map(|member| Pooled::new(shared, member, home)),
         }
         shared
-            .wait_for(timeout)
+            .wait_for(deadline)
             .map(|member| Pooled::new(shared, member, home))
     }
 

@@ -3,7 +3,7 @@
 //! split by concern over the sibling modules (see the face's module docs).
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -24,6 +24,9 @@ use super::wait_queue::WaitQueue;
 /// What the pool, its objects and its maintainer share.
 pub(super) struct PoolShared<M: Manager> {
     pub(super) manager: M,
+    /// The pool's own `Arc`, for the helper threads of bounded creations
+    /// (see `create.rs`).
+    pub(super) this: Weak<PoolShared<M>>,
     /// One slot per object that exists or is being made.
     pub(super) slots: ShardedCounter,
     /// Idle objects, a LIFO stack per shard.
@@ -90,7 +93,12 @@ pub(super) struct Counters {
     /// Idle objects that failed `check_on_take`, destroyed.
     pub(super) failed_take_checks: AtomicU64,
     pub(super) evicted: AtomicU64,
+    /// Creations given up on at a deadline.
+    pub(super) create_timeouts: AtomicU64,
     pub(super) creating: AtomicUsize,
+    /// Of those, creations their waiter gave up on: their objects will be
+    /// destroyed, so a refill does not count on them.
+    pub(super) abandoned: AtomicUsize,
     /// Untagged objects that tagged takes took, to be replaced in the
     /// background.
     pub(super) replenish: AtomicUsize,
@@ -102,10 +110,17 @@ pub(super) fn bump(counter: &AtomicU64) {
 
 impl<M: Manager> PoolShared<M> {
     /// The engine of a pool of `manager`'s objects with `config`'s limits
-    /// over `shards` shards, both checked.
-    pub(super) fn new(manager: M, config: &PoolConfig, shards: usize) -> Self {
+    /// over `shards` shards, both checked; `this` is the `Arc` it is made
+    /// in (see [`Arc::new_cyclic`](std::sync::Arc::new_cyclic)).
+    pub(super) fn new(
+        manager: M,
+        config: &PoolConfig,
+        shards: usize,
+        this: Weak<PoolShared<M>>,
+    ) -> Self {
         PoolShared {
             manager,
+            this,
             slots: ShardedCounter::new(config.max_size, shards),
             idle: idle_stacks(shards),
             gate: CachePadded::new(Gate {

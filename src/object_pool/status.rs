@@ -94,6 +94,12 @@ pub struct ObjectPoolStats {
     /// [`PoolConfig::check_on_take`](crate::PoolConfig::check_on_take)),
     /// destroyed, ever.
     pub failed_take_checks: u64,
+    /// Creations given up on at a deadline, the pool's
+    /// [`create_timeout`](crate::PoolConfig::create_timeout) or a
+    /// [`take`](crate::ObjectPool::take)'s own; each late object is
+    /// destroyed when its call returns (and counted in `creates` and
+    /// `destroyed` then).
+    pub create_timeouts: u64,
     /// How long waiters waited, whatever the outcome.
     pub wait: LatencyStats,
 }
@@ -144,6 +150,7 @@ impl<M: Manager> PoolShared<M> {
             expired: read(&counters.expired),
             evicted: read(&counters.evicted),
             failed_take_checks: read(&counters.failed_take_checks),
+            create_timeouts: read(&counters.create_timeouts),
             wait: lock(&self.wait_times).summary(),
         }
     }

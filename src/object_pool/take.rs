@@ -3,6 +3,7 @@
 //! least recently used tagged object. Objects found expired are destroyed.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 use crate::admission::home_shard;
 use crate::sync::{spin_lock, Ordering};
@@ -137,24 +138,26 @@ impl<M: Manager> PoolShared<M> {
     #[cold]
     #[inline(never)]
     pub(super) fn try_take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let taken = self.take_cold();
+        let taken = self.take_cold(None);
         if let Err(TakeError::Overload) = taken {
             bump(&self.counters.rejected);
         }
         taken
     }
 
-    /// The home stack's top, or else the cold path.
+    /// The home stack's top, or else the cold path; `deadline` is the
+    /// take's own, for a creation.
     #[inline]
     pub(super) fn try_take(
         &self,
         home: usize,
+        deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         // No `closed` check here: `close` empties the stacks and nothing is
         // pushed after, so a closed pool always takes the cold path.
         match self.pop_idle(home) {
             Some(idle) => Ok(idle),
-            None => self.take_cold(),
+            None => self.take_cold(deadline),
         }
     }
 
@@ -164,10 +167,14 @@ impl<M: Manager> PoolShared<M> {
     /// looks set aside are destroyed, which frees their slots; then it looks
     /// again, so an expired object never makes a take refuse in the slot it
     /// held (a take is refused only when every slot holds a live object, in
-    /// use or idle, or one being made).
+    /// use or idle, or one being made). A creation it starts ends by
+    /// `deadline`, the take's own.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+    pub(super) fn take_cold(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let home = self.home();
         let mut doomed = Vec::new();
         loop {
@@ -178,7 +185,7 @@ impl<M: Manager> PoolShared<M> {
             let destroyed_any = !doomed.is_empty();
             self.expire_all(std::mem::take(&mut doomed));
             match found {
-                Some(found) => match self.accept_found(found)? {
+                Some(found) => match self.accept_found(found, deadline)? {
                     Some(member) => return Ok(member),
                     // It failed its check and was destroyed: look again.
                     None => continue,

@@ -1,7 +1,7 @@
 //! Waiting takers: joining the FIFO queue, being served an object or a
 //! slot, and freeing a slot, which goes to the oldest waiter first.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::sync::{lock, Ordering};
 
@@ -12,12 +12,14 @@ use super::shared::{bump, PoolShared};
 use super::wait_queue::Handoff;
 
 impl<M: Manager> PoolShared<M> {
-    /// Joins the wait queue, unless something is free after all, and waits.
+    /// Joins the wait queue, unless something is free after all, and waits
+    /// until `deadline` (`None`: no end). A creation for this taker ends by
+    /// the deadline too.
     #[cold]
     #[inline(never)]
     pub(super) fn wait_for(
         &self,
-        timeout: Duration,
+        deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let started = Instant::now();
         let home = self.home();
@@ -26,7 +28,7 @@ impl<M: Manager> PoolShared<M> {
             return Err(TakeError::Closed);
         }
         // Register first, then look: see the module's `# Protocol`.
-        let waiter = queue.push(started.checked_add(timeout));
+        let waiter = queue.push(deadline);
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
         // Expired objects the scan meets are destroyed only once the lock
         // is let go: a destroy frees a slot, which takes it.
@@ -38,11 +40,11 @@ impl<M: Manager> PoolShared<M> {
             drop(queue);
             self.expire_all(doomed);
             return match found {
-                Some(handoff) => match self.accept_found(handoff)? {
+                Some(handoff) => match self.accept_found(handoff, deadline)? {
                     Some(member) => Ok(member),
                     // It failed its check and was destroyed: look again,
-                    // within what is left of the timeout.
-                    None => self.wait_for(timeout.saturating_sub(started.elapsed())),
+                    // by the same deadline.
+                    None => self.wait_for(deadline),
                 },
                 None => {
                     bump(&self.counters.rejected);
@@ -69,7 +71,7 @@ impl<M: Manager> PoolShared<M> {
             }
         };
         lock(&self.wait_times).record(started.elapsed());
-        self.accept(handoff)
+        self.accept(handoff, deadline)
     }
 
     /// What a taker does with what its own search found: as
@@ -79,24 +81,27 @@ impl<M: Manager> PoolShared<M> {
     pub(super) fn accept_found(
         &self,
         found: Handoff<M::Object>,
+        deadline: Option<Instant>,
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         match found {
             Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
                 Ok(self.check_taken(member))
             }
-            found => self.accept(found).map(Some),
+            found => self.accept(found, deadline).map(Some),
         }
     }
 
     /// What a taker does with what it was handed, or found. An object handed
-    /// by a returner was checked on its return, and a new one needs none.
+    /// by a returner was checked on its return, and a new one needs none;
+    /// one made for a slot is made by `deadline`, the take's own.
     pub(super) fn accept(
         &self,
         handoff: Handoff<M::Object>,
+        deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         match handoff {
             Handoff::Object(idle) => Ok(idle),
-            Handoff::Slot(shard) => self.create_for_taker(shard),
+            Handoff::Slot(shard) => self.create_for_taker(shard, deadline),
             Handoff::Closed => Err(TakeError::Closed),
             Handoff::QueueFull => {
                 bump(&self.counters.rejected);

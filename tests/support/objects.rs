@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sidejob::{Manager, ObjectPool, TaggedManager};
@@ -50,6 +50,10 @@ pub struct Members {
     /// When set, the next `create` waits until the sender sends or is
     /// dropped (one create only: it takes the receiver).
     pub create_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+    /// While `true`, every `create` waits until it is `false` again (see
+    /// [`Members::hold_creates`]).
+    pub creates_held: Mutex<bool>,
+    creates_released: Condvar,
     /// Every tag taught, with the member it was taught to.
     pub taught: Mutex<Vec<(u32, Tag)>>,
     pub fail_tag: AtomicBool,
@@ -75,6 +79,18 @@ impl Members {
         self.destroyed.lock().unwrap().clone()
     }
 
+    /// Makes every `create` from now on hang until
+    /// [`release_creates`](Members::release_creates).
+    pub fn hold_creates(&self) {
+        *self.creates_held.lock().unwrap() = true;
+    }
+
+    /// Lets every held `create` go on.
+    pub fn release_creates(&self) {
+        *self.creates_held.lock().unwrap() = false;
+        self.creates_released.notify_all();
+    }
+
     /// A member handed out of the pool for good (detached) is no longer
     /// the pool's to count.
     pub fn forget(&self) {
@@ -94,6 +110,11 @@ impl Manager for Script {
         if let Some(delay) = *members.create_delay.lock().unwrap() {
             std::thread::sleep(delay);
         }
+        let mut held = members.creates_held.lock().unwrap();
+        while *held {
+            held = members.creates_released.wait(held).unwrap();
+        }
+        drop(held);
         let gate = members.create_gate.lock().unwrap().take();
         if let Some(gate) = gate {
             let _ = gate.recv();

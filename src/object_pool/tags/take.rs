@@ -159,15 +159,15 @@ impl<M: TaggedManager> PoolShared<M> {
         tag: &M::Tag,
         timeout: Duration,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let started = Instant::now();
+        let deadline = Instant::now().checked_add(timeout);
         let member = loop {
             match self.find_tagged(tag)? {
-                Some(found) => match self.accept_found(found)? {
+                Some(found) => match self.accept_found(found, deadline)? {
                     Some(member) => break member,
                     // It failed its check and was destroyed: look again.
                     None => continue,
                 },
-                None => break self.wait_for(timeout.saturating_sub(started.elapsed()))?,
+                None => break self.wait_for(deadline)?,
             }
         };
         self.teach(member, tag)
