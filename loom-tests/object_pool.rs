@@ -6,7 +6,7 @@ use super::*;
 use std::time::Duration;
 
 use loom::sync::atomic::AtomicBool;
-use sidejob::{Manager, ObjectPool, TaggedManager, TakeError};
+use sidejob::{Manager, ObjectPool, PoolGroup, TaggedManager, TakeError};
 
 /// Long enough never to pass: loom models no time, so a waiter that
 /// nobody serves would be reported as a deadlock.
@@ -211,5 +211,43 @@ fn create_timeout_racing_the_late_object() {
         }
         let stats = pool.stats();
         assert!(stats.creates <= 2);
+    });
+}
+
+/// (o) A group take waits at two members (one object each, both held)
+/// while both objects come back at once: whichever member frees first
+/// serves it, exactly one object is handed to it, the other ends idle at
+/// its member, and neither queue keeps an entry. Loom reports a take left
+/// waiting as a deadlock.
+#[test]
+fn a_group_wait_is_served_by_either_member_once() {
+    loom::model(|| {
+        let group = Arc::new(PoolGroup::new());
+        for key in [0u8, 1] {
+            let numbers = Numbers {
+                made: AtomicUsize::new(0),
+                fail_first: AtomicBool::new(false),
+            };
+            let pool = ObjectPool::builder(numbers)
+                .max_size(1)
+                .shards(1)
+                .build()
+                .unwrap();
+            group.add_pool(key, pool).unwrap();
+        }
+        let returners: Vec<_> = [0u8, 1]
+            .map(|key| group.pool(&key).unwrap().try_take_owned().unwrap())
+            .into_iter()
+            .map(|object| thread::spawn(move || drop(object)))
+            .collect();
+        let got = group.take(FOREVER).expect("the group take is served");
+        for returner in returners {
+            returner.join().unwrap();
+        }
+        let status = group.status();
+        let idle: usize = status.iter().map(|(_, status)| status.idle).sum();
+        let waiting: usize = status.iter().map(|(_, status)| status.waiting).sum();
+        assert_eq!((idle, waiting), (1, 0), "{status:?}");
+        drop(got);
     });
 }

@@ -12,13 +12,14 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
 use crate::sync::{lock, Mutex};
 
 use super::error::{DuplicatePool, TakeError};
+use super::group_wait::wait_at_any;
 use super::manager::Manager;
 use super::owned_pooled::OwnedPooled;
 use super::status::PoolStatus;
@@ -50,7 +51,7 @@ pub enum Removal {
 /// # Examples
 ///
 /// ```
-/// use std::time::Duration;
+/// use std::time::{Duration, Instant};
 /// use sidejob::{Manager, ObjectPool, PoolGroup, Removal};
 ///
 /// struct Replica(&'static str);
@@ -307,14 +308,22 @@ where
     }
 
     /// Takes an object like [`try_take`](Self::try_take), or else waits up
-    /// to `timeout` at the member it started from.
+    /// to `timeout` at every open member at once, and is served by
+    /// whichever frees an object (or a slot) first, FIFO with each member's
+    /// own waiters. A member closing while the group take waits only
+    /// drops out of the wait.
+    ///
+    /// The wait is counted in the stats of the first member it queued at,
+    /// from the random start (`waits`, `timeouts`, the wait time).
     ///
     /// # Errors
     ///
     /// Those of [`try_take`](Self::try_take), except that `Overload`
-    /// becomes what the wait ends in ([`ObjectPool::take`]) at the first
-    /// open member from the random start; an empty group answers
-    /// `Overload`, and a group whose members are all closed `Closed`.
+    /// becomes what the wait ends in: [`TakeError::Timeout`], what the
+    /// member that served it answered (as [`ObjectPool::take`]), or
+    /// [`TakeError::QueueFull`] when every open member's queue was full;
+    /// an empty group answers `Overload`, and a group whose members are all
+    /// closed `Closed`.
     ///
     /// # Panics
     ///
@@ -329,7 +338,7 @@ where
     /// #     type Error = std::io::Error;
     /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
     /// # }
-    /// use std::time::Duration;
+    /// use std::time::{Duration, Instant};
     /// let group = sidejob::PoolGroup::new();
     /// group.add_pool("a", sidejob::ObjectPool::builder(Conns).max_size(1).build()?)?;
     /// let held = group.take(Duration::from_millis(10))?;
@@ -342,19 +351,14 @@ where
         let members = self.members.load();
         let start = random_start(members.len());
         match try_each(&members, start) {
-            // Wait on the first member, from the random start, that is open.
-            Err(TakeError::Overload) => {
-                let open = (0..members.len())
-                    .map(|offset| &members[(start + offset) % members.len()].1)
-                    .find(|pool| !pool.is_closed());
-                match open {
-                    Some(pool) => pool.take_owned(timeout),
-                    None if members.is_empty() => Err(TakeError::Overload),
-                    None => Err(TakeError::Closed),
-                }
-            }
-            taken => taken,
+            Err(TakeError::Overload) if !members.is_empty() => {}
+            taken => return taken,
         }
+        // Wait at every member at once, in order from the random start.
+        let pools: Vec<&Arc<ObjectPool<M>>> = (0..members.len())
+            .map(|offset| &members[(start + offset) % members.len()].1)
+            .collect();
+        wait_at_any(&pools, Instant::now().checked_add(timeout))
     }
 
     /// Each member's key and status, in the order they were added.
@@ -442,7 +446,8 @@ fn random_start(len: usize) -> usize {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(RandomState::new().hash_one(0u8) | 1);
     }
-    if len == 0 {
+    // Loom replays each schedule and needs every run to choose alike.
+    if len == 0 || cfg!(sidejob_loom) {
         return 0;
     }
     STATE.with(|state| {

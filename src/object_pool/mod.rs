@@ -66,6 +66,7 @@ mod destroy;
 mod error;
 mod give_back;
 mod group;
+mod group_wait;
 mod held;
 mod idle_stacks;
 mod lifecycle;

@@ -1,19 +1,38 @@
-//! The FIFO queue of takers waiting for an object.
+//! The FIFO queue of takers waiting for an object, and the cell each waiter
+//! is handed something in.
 //!
-//! Each waiter has its own hand-off cell and condition variable, so serving
+//! Each waiter has its own [`WaitCell`] and condition variable, so serving
 //! one wakes exactly that one. A waiter is queued under a unique, increasing
-//! key (CouchDB learned that timestamps are not unique) and removed by it when
-//! it gives up. Whoever serves the queue pops the oldest waiter whose deadline
-//! has not passed; an expired waiter is told so and skipped, never served
-//! late.
+//! key (CouchDB learned that timestamps are not unique) and removed by it
+//! when it gives up. Whoever serves the queue pops the oldest waiter whose
+//! deadline has not passed; an expired waiter is told so and skipped, never
+//! served late.
 //!
-//! Every queue operation, and every fill, happens under the pool's queue
-//! lock, so a waiter that times out and no longer finds itself in the queue
-//! knows its cell is already filled.
+//! A group take ([`PoolGroup::take`](crate::PoolGroup::take)) queues one
+//! cell at every member, so that whichever member frees something first
+//! serves it. The cell decides:
+//!
+//! # Protocol
+//!
+//! A cell is *waiting*, then *filled* (from one member's queue) or *gone*
+//! (its waiter stopped waiting), each move made once under the cell's
+//! mutex. [`fill`](WaitCell::fill) succeeds only on a waiting cell; a server
+//! whose fill fails gets its object or slot back and serves the next
+//! waiter, so nothing is handed to a waiter twice or to one that left. A
+//! refusal from one member (it closed, or its `queue_max` dropped the
+//! waiter) only counts that member out while others may still serve the
+//! cell; the last one's refusal fills it. A waiter that stops waiting
+//! calls [`leave`](WaitCell::leave), which takes what was handed, if
+//! anything, and makes the cell gone; then it removes its entries from the
+//! queues that still hold them.
+//!
+//! Every queue operation happens under its pool's queue lock. A lone
+//! pool's waiter is in one queue only, so its cell is filled exactly when
+//! a server popped it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::sync::{lock, wait_timeout, Condvar, Mutex};
 
@@ -34,64 +53,113 @@ pub(super) enum Handoff<O> {
     Expired,
 }
 
-/// One waiting taker.
+impl<O> Handoff<O> {
+    /// Whether this is one member refusing the waiter, rather than an
+    /// answer: another member may still serve it.
+    fn is_refusal(&self) -> bool {
+        matches!(self, Handoff::Closed | Handoff::QueueFull)
+    }
+}
+
+/// Where a waiter is handed something; see the module's `# Protocol`.
 #[derive(Debug)]
-pub(super) struct Waiter<O> {
-    key: u64,
+pub(super) struct WaitCell<O> {
     deadline: Option<Instant>,
-    cell: Mutex<Option<Handoff<O>>>,
+    state: Mutex<CellState<O>>,
     filled: Condvar,
 }
 
-impl<O> Waiter<O> {
-    /// Hands `handoff` to the waiter and wakes it. The caller holds the queue
-    /// lock and has just removed the waiter from the queue.
-    fn fill(&self, handoff: Handoff<O>) {
-        *lock(&self.cell) = Some(handoff);
-        self.filled.notify_one();
+#[derive(Debug)]
+enum CellState<O> {
+    /// Nothing handed yet; `open` queues may still serve it.
+    Waiting { open: usize },
+    /// Handed `handoff` by the queue of member `from` (0 for a lone pool).
+    Filled { handoff: Handoff<O>, from: usize },
+    /// Its waiter left.
+    Gone,
+}
+
+impl<O> WaitCell<O> {
+    /// A cell for a waiter until `deadline`, to be queued at `queues`
+    /// queues.
+    pub(super) fn new(deadline: Option<Instant>, queues: usize) -> Arc<Self> {
+        Arc::new(WaitCell {
+            deadline,
+            state: Mutex::new(CellState::Waiting { open: queues }),
+            filled: Condvar::new(),
+        })
     }
 
-    /// Blocks until the waiter is handed something, or its deadline passes
-    /// (then `None`: the caller must look for itself in the queue).
-    pub(super) fn wait(&self) -> Option<Handoff<O>> {
-        let mut cell = lock(&self.cell);
-        loop {
-            if let Some(handoff) = cell.take() {
-                return Some(handoff);
-            }
-            match self.deadline {
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return None;
-                    }
-                    cell = wait_timeout(&self.filled, cell, deadline - now);
-                }
-                None => {
-                    cell = wait_timeout(&self.filled, cell, std::time::Duration::from_secs(3600))
-                }
-            }
+    /// Hands `handoff` over from member `from`'s queue: an answer only to a
+    /// waiting cell (else it comes back), a refusal only counted unless it
+    /// is the last open queue's.
+    fn fill(&self, handoff: Handoff<O>, from: usize) -> Result<(), Handoff<O>> {
+        let mut state = lock(&self.state);
+        let CellState::Waiting { open } = &mut *state else {
+            return Err(handoff);
+        };
+        if handoff.is_refusal() && *open > 1 {
+            *open -= 1;
+            return Ok(());
+        }
+        *state = CellState::Filled { handoff, from };
+        drop(state);
+        self.filled.notify_one();
+        Ok(())
+    }
+
+    /// One queue will never hold this cell (that member was closed or its
+    /// queue full when the waiter came).
+    pub(super) fn count_out(&self) {
+        if let CellState::Waiting { open } = &mut *lock(&self.state) {
+            *open = open.saturating_sub(1);
         }
     }
 
-    /// What a waiter that was removed from the queue by someone else was
-    /// handed. Filled under the queue lock before the removal became visible.
-    pub(super) fn take_filled(&self) -> Handoff<O> {
-        lock(&self.cell)
-            .take()
-            .expect("a waiter removed from the queue was handed something")
+    /// Blocks until the cell is filled or its deadline passes. Either way
+    /// the waiter then calls [`leave`](Self::leave).
+    pub(super) fn wait(&self) {
+        let mut state = lock(&self.state);
+        loop {
+            if let CellState::Filled { .. } = *state {
+                return;
+            }
+            let timeout = match self.deadline {
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return;
+                    }
+                    deadline - now
+                }
+                None => Duration::from_secs(3600),
+            };
+            state = wait_timeout(&self.filled, state, timeout);
+        }
     }
 
-    /// Its queue key.
-    pub(super) fn key(&self) -> u64 {
-        self.key
+    /// Stops waiting: what was handed, and by which member's queue, if
+    /// anything was; nothing can be handed after.
+    pub(super) fn leave(&self) -> Option<(Handoff<O>, usize)> {
+        match std::mem::replace(&mut *lock(&self.state), CellState::Gone) {
+            CellState::Filled { handoff, from } => Some((handoff, from)),
+            CellState::Waiting { .. } | CellState::Gone => None,
+        }
     }
+}
+
+/// One queued cell, and which member's queue it is in.
+#[derive(Debug)]
+struct Waiter<O> {
+    key: u64,
+    cell: Arc<WaitCell<O>>,
+    from: usize,
 }
 
 /// The waiting takers, oldest first.
 #[derive(Debug)]
 pub(super) struct WaitQueue<O> {
-    waiters: VecDeque<Arc<Waiter<O>>>,
+    waiters: VecDeque<Waiter<O>>,
     next_key: u64,
 }
 
@@ -108,17 +176,13 @@ impl<O> WaitQueue<O> {
         self.waiters.len()
     }
 
-    /// Queues a new waiter at the back.
-    pub(super) fn push(&mut self, deadline: Option<Instant>) -> Arc<Waiter<O>> {
-        let waiter = Arc::new(Waiter {
-            key: self.next_key,
-            deadline,
-            cell: Mutex::new(None),
-            filled: Condvar::new(),
-        });
+    /// Queues `cell` at the back, as member `from`'s queue (0 for a lone
+    /// pool); returns its key.
+    pub(super) fn push(&mut self, cell: Arc<WaitCell<O>>, from: usize) -> u64 {
+        let key = self.next_key;
         self.next_key += 1;
-        self.waiters.push_back(Arc::clone(&waiter));
-        waiter
+        self.waiters.push_back(Waiter { key, cell, from });
+        key
     }
 
     /// Removes the waiter with `key`; `false` if it is no longer queued
@@ -134,20 +198,24 @@ impl<O> WaitQueue<O> {
         }
     }
 
-    /// Hands `handoff` to the oldest waiter whose deadline has not passed,
-    /// telling the expired ones ahead of it so. Gives `handoff` back if no
-    /// waiter is left.
-    pub(super) fn serve(&mut self, handoff: Handoff<O>) -> Result<(), Handoff<O>> {
+    /// Hands `handoff` to the oldest waiter whose deadline has not passed
+    /// and who still waits, telling the expired ones ahead of it so and
+    /// dropping those that left (a group waiter served elsewhere). Gives
+    /// `handoff` back if no waiter is left.
+    pub(super) fn serve(&mut self, mut handoff: Handoff<O>) -> Result<(), Handoff<O>> {
         let mut now = None;
         while let Some(waiter) = self.waiters.pop_front() {
             let expired = waiter
+                .cell
                 .deadline
                 .is_some_and(|deadline| deadline <= *now.get_or_insert_with(Instant::now));
             if expired {
-                waiter.fill(Handoff::Expired);
-            } else {
-                waiter.fill(handoff);
-                return Ok(());
+                let _ = waiter.cell.fill(Handoff::Expired, waiter.from);
+                continue;
+            }
+            match waiter.cell.fill(handoff, waiter.from) {
+                Ok(()) => return Ok(()),
+                Err(back) => handoff = back,
             }
         }
         Err(handoff)
@@ -158,7 +226,7 @@ impl<O> WaitQueue<O> {
     pub(super) fn refuse_beyond(&mut self, queue_max: usize) {
         while self.waiters.len() > queue_max {
             if let Some(waiter) = self.waiters.pop_back() {
-                waiter.fill(Handoff::QueueFull);
+                let _ = waiter.cell.fill(Handoff::QueueFull, waiter.from);
             }
         }
     }
@@ -166,7 +234,7 @@ impl<O> WaitQueue<O> {
     /// Tells every waiter the pool closed.
     pub(super) fn close(&mut self) {
         for waiter in self.waiters.drain(..) {
-            waiter.fill(Handoff::Closed);
+            let _ = waiter.cell.fill(Handoff::Closed, waiter.from);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Waiting takers: joining the FIFO queue, being served an object or a
 //! slot, and freeing a slot, which goes to the oldest waiter first.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::sync::{lock, Ordering};
@@ -9,7 +10,7 @@ use super::error::TakeError;
 use super::manager::Manager;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
-use super::wait_queue::Handoff;
+use super::wait_queue::{Handoff, WaitCell};
 
 impl<M: Manager> PoolShared<M> {
     /// Joins the wait queue, unless something is free after all, and waits
@@ -23,19 +24,20 @@ impl<M: Manager> PoolShared<M> {
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let started = Instant::now();
         let home = self.home();
+        let cell = WaitCell::new(deadline, 1);
         let mut queue = lock(&self.waiters);
         if self.gate.closed.load(Ordering::Relaxed) {
             return Err(TakeError::Closed);
         }
         // Register first, then look: see the module's `# Protocol`.
-        let waiter = queue.push(deadline);
+        let key = queue.push(Arc::clone(&cell), 0);
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
         // Expired objects the scan meets are destroyed only once the lock
         // is let go: a destroy frees a slot, which takes it.
         let mut doomed = Vec::new();
         let found = self.find_free(home, &mut doomed);
         if found.is_some() || queue.len() > self.config.load().queue_max {
-            queue.remove(waiter.key());
+            queue.remove(key);
             self.gate.waiting.store(queue.len(), Ordering::Relaxed);
             drop(queue);
             self.expire_all(doomed);
@@ -56,22 +58,24 @@ impl<M: Manager> PoolShared<M> {
         self.expire_all(doomed);
         bump(&self.counters.waits);
 
-        let handoff = match waiter.wait() {
-            Some(handoff) => handoff,
+        cell.wait();
+        let handoff = match cell.leave() {
+            Some((handoff, _)) => handoff,
             None => {
-                let mut queue = lock(&self.waiters);
-                if queue.remove(waiter.key()) {
-                    self.gate.waiting.store(queue.len(), Ordering::Relaxed);
-                    drop(queue);
-                    Handoff::Expired
-                } else {
-                    drop(queue);
-                    waiter.take_filled()
-                }
+                self.unqueue(key);
+                Handoff::Expired
             }
         };
         lock(&self.wait_times).record(started.elapsed());
         self.accept(handoff, deadline)
+    }
+
+    /// Takes the waiter with `key` out of the queue, if it is still there.
+    pub(super) fn unqueue(&self, key: u64) {
+        let mut queue = lock(&self.waiters);
+        if queue.remove(key) {
+            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        }
     }
 
     /// What a taker does with what its own search found: as

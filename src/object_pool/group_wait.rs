@@ -1,0 +1,128 @@
+//! A group take that waits: queued at every open member at once, and served
+//! by whichever frees an object or a slot first (see `wait_queue.rs`'s
+//! `# Protocol`).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::sync::{lock, Ordering};
+
+use super::error::TakeError;
+use super::manager::Manager;
+use super::owned_pooled::OwnedPooled;
+use super::shared::{bump, PoolShared};
+use super::wait_queue::{Handoff, WaitCell};
+use super::ObjectPool;
+
+/// Where the group's waiter is queued: each member's index and key.
+type Queued = Vec<(usize, u64)>;
+
+/// Waits until `deadline` for whichever of `pools` frees something first.
+/// The caller found nothing free at any of them.
+///
+/// A wait is counted (with its time, and its timeout if it has one) at the
+/// first member it queued at, in the order given.
+pub(super) fn wait_at_any<M: Manager>(
+    pools: &[&Arc<ObjectPool<M>>],
+    deadline: Option<Instant>,
+) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
+    let started = Instant::now();
+    let cell = WaitCell::new(deadline, pools.len());
+    let (queued, refusal) = queue_everywhere(pools, &cell);
+    let Some(&(first, _)) = queued.first() else {
+        return Err(refusal);
+    };
+    // Look again now that every member would serve the cell: a member that
+    // freed something before it was queued there is found here.
+    for &(index, _) in &queued {
+        let shared = &pools[index].shared;
+        let home = shared.home();
+        match shared.try_take(home, deadline) {
+            Err(TakeError::Overload | TakeError::QueueFull | TakeError::Closed) => {}
+            taken => {
+                let taken = taken.map(|member| OwnedPooled::new(Arc::clone(shared), member, home));
+                let handed = cell.leave();
+                unqueue_everywhere(pools, &queued);
+                if let Some((handoff, from)) = handed {
+                    give_back(&pools[from].shared, handoff);
+                }
+                return taken;
+            }
+        }
+    }
+    let counted = &pools[first].shared;
+    bump(&counted.counters.waits);
+    cell.wait();
+    let handed = cell.leave();
+    unqueue_everywhere(pools, &queued);
+    lock(&counted.wait_times).record(started.elapsed());
+    match handed {
+        Some((handoff, from)) => {
+            let pool = pools[from];
+            let shared = &pool.shared;
+            let home = shared.home();
+            shared
+                .accept(handoff, deadline)
+                .map(|member| OwnedPooled::new(Arc::clone(shared), member, home))
+        }
+        None => {
+            bump(&counted.counters.timeouts);
+            Err(TakeError::Timeout)
+        }
+    }
+}
+
+/// Queues `cell` at every member that is open and has room in its queue.
+/// With none, the refusal to answer: `Closed` if every member is closed,
+/// else `QueueFull`.
+fn queue_everywhere<M: Manager>(
+    pools: &[&Arc<ObjectPool<M>>],
+    cell: &Arc<WaitCell<M::Object>>,
+) -> (Queued, TakeError<M::Error>) {
+    let mut queued = Vec::with_capacity(pools.len());
+    let mut all_closed = true;
+    for (index, pool) in pools.iter().enumerate() {
+        let shared = &pool.shared;
+        let mut queue = lock(&shared.waiters);
+        let closed = shared.gate.closed.load(Ordering::Relaxed);
+        if closed || queue.len() >= shared.config.load().queue_max {
+            all_closed &= closed;
+            drop(queue);
+            cell.count_out();
+            continue;
+        }
+        all_closed = false;
+        let key = queue.push(Arc::clone(cell), index);
+        shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        queued.push((index, key));
+    }
+    let refusal = if all_closed {
+        TakeError::Closed
+    } else {
+        if let Some(pool) = pools.first() {
+            bump(&pool.shared.counters.rejected);
+        }
+        TakeError::QueueFull
+    };
+    (queued, refusal)
+}
+
+/// Takes the waiter out of every queue still holding it.
+fn unqueue_everywhere<M: Manager>(pools: &[&Arc<ObjectPool<M>>], queued: &Queued) {
+    for &(index, key) in queued {
+        pools[index].shared.unqueue(key);
+    }
+}
+
+/// Something handed to a waiter that no longer wants it (it found an object
+/// itself): an object goes back as a return would, a slot is freed.
+fn give_back<M: Manager>(shared: &Arc<PoolShared<M>>, handoff: Handoff<M::Object>) {
+    match handoff {
+        Handoff::Object(member) => {
+            let home = member.home;
+            drop(OwnedPooled::new(Arc::clone(shared), member, home));
+        }
+        Handoff::Slot(shard) => shared.free_slot(shard),
+        Handoff::Closed | Handoff::QueueFull | Handoff::Expired => {}
+    }
+}
