@@ -6,9 +6,11 @@
 //! | name                   | what one operation is                                            |
 //! |------------------------|------------------------------------------------------------------|
 //! | `sidejob`              | `Resource::try_acquire` (one shard per CPU) + drop of the permit  |
+//! | `sidejob-owned`        | `Resource::try_acquire_owned` (a `'static` permit) + drop          |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
+//! | `tokio-semaphore-owned` | `Semaphore::try_acquire_owned` on an `Arc<Semaphore>` + drop     |
 //! | `async-lock-semaphore` | `async_lock::Semaphore::try_acquire` + drop of the guard          |
 //! | `floor`                | each thread its own `CachePadded<AtomicUsize>`: no sharing at all |
 //!
@@ -59,7 +61,7 @@ mod common;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{run_threads, thread_counts};
@@ -81,6 +83,29 @@ impl Limiter for sidejob::Resource {
     #[inline]
     fn attempt(&self, _thread: usize) -> bool {
         let permit = black_box(self.try_acquire());
+        permit.is_ok()
+    }
+}
+
+/// `try_acquire_owned`: the `'static` permit async code and tower layers
+/// need.
+struct OwnedResource(Arc<sidejob::Resource>);
+
+impl Limiter for OwnedResource {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let permit = black_box(self.0.try_acquire_owned());
+        permit.is_ok()
+    }
+}
+
+/// tokio's owned permit, on an `Arc<Semaphore>`.
+struct OwnedSemaphore(Arc<tokio::sync::Semaphore>);
+
+impl Limiter for OwnedSemaphore {
+    #[inline]
+    fn attempt(&self, _thread: usize) -> bool {
+        let permit = black_box(Arc::clone(&self.0).try_acquire_owned());
         permit.is_ok()
     }
 }
@@ -266,12 +291,22 @@ fn admission(c: &mut Criterion) {
 
             let resource = sidejob::Resource::new(capacity);
             contender(&mut group, "sidejob", threads, overload, &resource);
+            let owned = OwnedResource(Arc::new(sidejob::Resource::new(capacity)));
+            contender(&mut group, "sidejob-owned", threads, overload, &owned);
             let cas = AtomicCas::new(capacity);
             contender(&mut group, "atomic-cas", threads, overload, &cas);
             let mutex = MutexLimiter::new(capacity);
             contender(&mut group, "mutex", threads, overload, &mutex);
             let tokio = tokio::sync::Semaphore::new(capacity);
             contender(&mut group, "tokio-semaphore", threads, overload, &tokio);
+            let tokio_owned = OwnedSemaphore(Arc::new(tokio::sync::Semaphore::new(capacity)));
+            contender(
+                &mut group,
+                "tokio-semaphore-owned",
+                threads,
+                overload,
+                &tokio_owned,
+            );
             let async_lock = async_lock::Semaphore::new(capacity);
             contender(
                 &mut group,

@@ -228,3 +228,44 @@ fn release_after_shrink_rebalances() {
         assert_eq!(resource.usage(), 0);
     });
 }
+
+/// (p) Owned permits outlive every handle to their resource: each thread
+/// drops its handle while another still holds a permit, and the permits are
+/// released afterwards, on other threads, into the counter their shard's
+/// anchor keeps alive. The bound holds throughout, and a release racing an
+/// acquire on the other shard loses nothing: the last acquire is admitted
+/// only if a slot was free, and whatever it holds is released too.
+#[test]
+fn owned_permits_outlive_every_handle() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(1).shards(2).build().unwrap());
+        let holders = Arc::new(Holders::new(1));
+        let first = resource.try_acquire_owned_from(0).unwrap();
+        holders.enter();
+        let releaser = {
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                holders.leave();
+                drop(first);
+            })
+        };
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                let permit = resource.try_acquire_owned_from(1);
+                drop(resource); // the permit outlives this handle
+                if let Ok(permit) = permit {
+                    holders.enter();
+                    holders.leave();
+                    drop(permit);
+                }
+            })
+        };
+        // The main thread's handle goes first: the releaser's permit and
+        // the acquirer's are all that keep the counter alive.
+        drop(resource);
+        releaser.join().unwrap();
+        acquirer.join().unwrap();
+    });
+}

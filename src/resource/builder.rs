@@ -71,8 +71,8 @@ impl ResourceBuilder {
     /// ```
     pub fn build(self) -> Result<Resource, BuildError> {
         let (capacity, shards) = self.sizing.checked()?;
-        Ok(Resource {
-            counter: ShardedCounter::new(capacity, shards),
-        })
+        Ok(Resource::from_counter(ShardedCounter::new(
+            capacity, shards,
+        )))
     }
 }

@@ -1,9 +1,8 @@
 //! Permits: proof of one admitted unit of a [`Resource`], given back on drop.
 
-use std::fmt;
-use std::sync::Arc;
-
+use super::anchor::AnchorRef;
 use super::Resource;
+use std::fmt;
 
 /// One unit of a [`Resource`]'s capacity, held until dropped.
 ///
@@ -78,11 +77,15 @@ impl fmt::Debug for Permit<'_> {
     }
 }
 
-/// A [`Permit`] that owns a handle to its resource: `'static` and `Send`.
+/// A [`Permit`] that keeps its resource's counter alive: `'static` and
+/// `Send`.
 ///
 /// Made by [`Resource::try_acquire_owned`], for work that outlives the
-/// borrow or moves to another thread. Dropping it releases its slot exactly
-/// once, on whichever thread drops it.
+/// borrow or moves to another thread (async tasks, tower response futures).
+/// Dropping it releases its slot exactly once, on whichever thread drops
+/// it, also after every handle to the resource is gone. It holds a
+/// reference kept by its home shard, not the resource's own `Arc`, so
+/// taking one never writes a cache line that other shards' threads write.
 ///
 /// # Examples
 ///
@@ -98,14 +101,14 @@ impl fmt::Debug for Permit<'_> {
 /// ```
 #[must_use = "a permit is released as soon as it is dropped"]
 pub struct OwnedPermit {
-    resource: Arc<Resource>,
+    anchor: AnchorRef,
     shard: usize,
 }
 
 impl OwnedPermit {
     #[inline]
-    pub(crate) fn new(resource: Arc<Resource>, shard: usize) -> Self {
-        OwnedPermit { resource, shard }
+    pub(super) fn new(anchor: AnchorRef, shard: usize) -> Self {
+        OwnedPermit { anchor, shard }
     }
 
     /// The shard this permit was taken from.
@@ -121,28 +124,12 @@ impl OwnedPermit {
     pub fn shard(&self) -> usize {
         self.shard
     }
-
-    /// The resource this permit belongs to.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    ///
-    /// let resource = Arc::new(sidejob::Resource::new(1));
-    /// let permit = resource.try_acquire_owned()?;
-    /// assert!(Arc::ptr_eq(permit.resource(), &resource));
-    /// # Ok::<(), sidejob::Overload>(())
-    /// ```
-    pub fn resource(&self) -> &Arc<Resource> {
-        &self.resource
-    }
 }
 
 impl Drop for OwnedPermit {
     #[inline]
     fn drop(&mut self) {
-        self.resource.counter.release(self.shard);
+        self.anchor.counter.release(self.shard);
     }
 }
 
