@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, missing_debug_implementations)]
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Shared by every face: the errors, the std/loom routing, the histograms.
 mod error;
@@ -41,3 +42,7 @@ pub use object_pool::{
     PoolConfig, PoolGroup, PoolStatus, PoolTag, Pooled, Removal, TaggedManager, TakeError,
     DEFAULT_QUEUE_MAX,
 };
+
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;

@@ -1,0 +1,128 @@
+//! [`HttpShedLayer`]: makes [`HttpShed`] services sharing one resource.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::HeaderValue;
+use tower_layer::Layer;
+
+use super::service::HttpShed;
+use crate::{BuildError, Resource};
+
+/// A tower [`Layer`] for HTTP services: a request that finds every shard of
+/// the shared [`Resource`] full is answered `503 Service Unavailable` at
+/// once, with a `Retry-After` header, without reaching the inner service.
+/// The inner service's error type is kept (axum's routers need
+/// `Infallible`). Every service it makes, and every clone, shares the bound.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// use http::{Request, Response, StatusCode};
+/// use tower::{service_fn, Layer, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let layer = sidejob::tower::HttpShedLayer::with_capacity(1)?
+///     .retry_after(Duration::from_millis(1500));
+/// let service = layer.layer(service_fn(|_: Request<String>| async {
+///     Ok::<_, Infallible>(Response::new(String::from("done")))
+/// }));
+/// let held = layer.resource().try_acquire_owned()?; // the only permit
+/// let response = service.oneshot(Request::new(String::new())).await?;
+/// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+/// assert_eq!(response.headers()["retry-after"], "2"); // whole seconds, rounded up
+/// # drop(held);
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+/// # }).unwrap();
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+#[derive(Clone)]
+pub struct HttpShedLayer {
+    resource: Arc<Resource>,
+    retry_after: HeaderValue,
+}
+
+impl HttpShedLayer {
+    /// A layer over `resource`, answering overload with `Retry-After: 1`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(100));
+    /// let layer = sidejob::tower::HttpShedLayer::new(resource);
+    /// assert_eq!(layer.resource().capacity(), 100);
+    /// ```
+    pub fn new(resource: Arc<Resource>) -> Self {
+        HttpShedLayer {
+            resource,
+            retry_after: HeaderValue::from_static("1"),
+        }
+    }
+
+    /// A layer over a new resource of `capacity` requests in flight.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming `capacity` when the shards cannot hold it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let err = sidejob::tower::HttpShedLayer::with_capacity(usize::MAX).unwrap_err();
+    /// assert_eq!(err.setting(), "capacity");
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        let resource = Resource::builder().capacity(capacity).build()?;
+        Ok(HttpShedLayer::new(Arc::new(resource)))
+    }
+
+    /// The `Retry-After` a refused request is told: `after` in whole
+    /// seconds, rounded up (so never 0 unless `after` is zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let layer = sidejob::tower::HttpShedLayer::with_capacity(1)?
+    ///     .retry_after(Duration::from_secs(30));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        self.retry_after = HeaderValue::from(seconds);
+        self
+    }
+
+    /// The shared resource, for its stats.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let layer = sidejob::tower::HttpShedLayer::with_capacity(3)?;
+    /// assert_eq!(layer.resource().stats().rejected, 0);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.resource
+    }
+}
+
+impl<S> Layer<S> for HttpShedLayer {
+    type Service = HttpShed<S>;
+
+    fn layer(&self, inner: S) -> HttpShed<S> {
+        HttpShed::new(inner, Arc::clone(&self.resource), self.retry_after.clone())
+    }
+}
+
+impl fmt::Debug for HttpShedLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpShedLayer")
+            .field("resource", &self.resource)
+            .field("retry_after", &self.retry_after)
+            .finish()
+    }
+}

@@ -1,0 +1,127 @@
+//! [`HttpShed`]: [`Shed`](crate::tower::Shed)'s rules for HTTP services,
+//! answering overload with a 503.
+
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{HeaderValue, Request, Response};
+use tower_service::Service;
+
+use super::body::PermitBody;
+use super::future::HttpResponseFuture;
+use crate::tower::readiness::{Decision, Readiness};
+use crate::Resource;
+
+/// An HTTP service whose requests in flight hold permits of a shared
+/// [`Resource`]; a request that finds every shard full gets `503 Service
+/// Unavailable` with `Retry-After` at once, and never reaches the inner
+/// service. Made by [`HttpShedLayer`](super::HttpShedLayer). Its error is the
+/// inner service's; admitted responses' bodies are [`PermitBody`], which
+/// hold the permit until they end or are dropped.
+///
+/// A clone shares the resource and starts unreadied.
+///
+/// # Panics
+///
+/// `call` panics if `poll_ready` did not answer `Ready(Ok(()))` first.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use http::{Request, Response};
+/// use tower::{service_fn, Layer, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let layer = sidejob::tower::HttpShedLayer::with_capacity(8)?;
+/// let service = layer.layer(service_fn(|_: Request<()>| async {
+///     Ok::<_, Infallible>(Response::new(String::from("hi")))
+/// }));
+/// let response = service.oneshot(Request::new(())).await?;
+/// assert_eq!(layer.resource().usage(), 1); // the body still holds the permit
+/// drop(response);
+/// assert_eq!(layer.resource().usage(), 0);
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+/// # }).unwrap();
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub struct HttpShed<S> {
+    inner: S,
+    resource: Arc<Resource>,
+    retry_after: HeaderValue,
+    readiness: Readiness,
+}
+
+impl<S> HttpShed<S> {
+    pub(super) fn new(inner: S, resource: Arc<Resource>, retry_after: HeaderValue) -> Self {
+        HttpShed {
+            inner,
+            resource,
+            retry_after,
+            readiness: Readiness::Unready,
+        }
+    }
+
+    /// The shared resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let layer = sidejob::tower::HttpShedLayer::with_capacity(2)?;
+    /// let service = tower::Layer::layer(&layer, ());
+    /// assert!(std::sync::Arc::ptr_eq(service.resource(), layer.resource()));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.resource
+    }
+}
+
+impl<S, ReqB, ResB> Service<Request<ReqB>> for HttpShed<S>
+where
+    S: Service<Request<ReqB>, Response = Response<ResB>>,
+    ResB: Default,
+{
+    type Response = Response<PermitBody<ResB>>;
+    type Error = S::Error;
+    type Future = HttpResponseFuture<S::Future>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        let inner = &mut self.inner;
+        self.readiness
+            .poll_ready(&self.resource, || inner.poll_ready(cx))
+    }
+
+    #[inline]
+    fn call(&mut self, request: Request<ReqB>) -> Self::Future {
+        match self.readiness.take_for_call("HttpShed") {
+            Decision::Admitted(permit) => {
+                HttpResponseFuture::admitted(self.inner.call(request), permit)
+            }
+            Decision::Overloaded => HttpResponseFuture::overloaded(self.retry_after.clone()),
+        }
+    }
+}
+
+impl<S: Clone> Clone for HttpShed<S> {
+    /// A clone shares the resource, and starts unreadied.
+    fn clone(&self) -> Self {
+        HttpShed::new(
+            self.inner.clone(),
+            Arc::clone(&self.resource),
+            self.retry_after.clone(),
+        )
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for HttpShed<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpShed")
+            .field("inner", &self.inner)
+            .field("resource", &self.resource)
+            .field("readiness", &self.readiness)
+            .finish()
+    }
+}

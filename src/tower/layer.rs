@@ -1,0 +1,104 @@
+//! [`ShedLayer`]: makes [`Shed`] services that share one resource.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tower_layer::Layer;
+
+use super::shed::Shed;
+use crate::{BuildError, Resource};
+
+/// A tower [`Layer`] whose services refuse at once, with
+/// [`Overload`](crate::Overload), when the requests in flight fill the
+/// resource. Every service it makes, and every clone of one, shares the one
+/// [`Resource`]: the bound is global across routes and clones.
+///
+/// # Examples
+///
+/// ```
+/// use tower::{service_fn, Layer, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let layer = sidejob::tower::ShedLayer::with_capacity(64)?;
+/// let service = layer.layer(service_fn(|name: String| async move {
+///     Ok::<_, std::convert::Infallible>(format!("hello, {name}"))
+/// }));
+/// assert_eq!(service.oneshot(String::from("you")).await?, "hello, you");
+/// assert_eq!(layer.resource().stats().accepted, 1);
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+/// # }).unwrap();
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+#[derive(Clone)]
+pub struct ShedLayer {
+    resource: Arc<Resource>,
+}
+
+impl ShedLayer {
+    /// A layer over `resource`, which its services share with whoever else
+    /// holds it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::new(100));
+    /// let layer = sidejob::tower::ShedLayer::new(Arc::clone(&resource));
+    /// assert!(Arc::ptr_eq(layer.resource(), &resource));
+    /// ```
+    pub fn new(resource: Arc<Resource>) -> Self {
+        ShedLayer { resource }
+    }
+
+    /// A layer over a new resource of `capacity` requests in flight, one
+    /// shard per CPU.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming `capacity` when the shards cannot hold it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let layer = sidejob::tower::ShedLayer::with_capacity(10)?;
+    /// assert_eq!(layer.resource().capacity(), 10);
+    /// let err = sidejob::tower::ShedLayer::with_capacity(usize::MAX).unwrap_err();
+    /// assert_eq!(err.setting(), "capacity");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        let resource = Resource::builder().capacity(capacity).build()?;
+        Ok(ShedLayer::new(Arc::new(resource)))
+    }
+
+    /// The shared resource: its stats count the requests admitted, refused
+    /// and in flight.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let layer = sidejob::tower::ShedLayer::with_capacity(4)?;
+    /// assert_eq!(layer.resource().usage(), 0);
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.resource
+    }
+}
+
+impl<S> Layer<S> for ShedLayer {
+    type Service = Shed<S>;
+
+    fn layer(&self, inner: S) -> Shed<S> {
+        Shed::new(inner, Arc::clone(&self.resource))
+    }
+}
+
+impl fmt::Debug for ShedLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShedLayer")
+            .field("resource", &self.resource)
+            .finish()
+    }
+}

@@ -1,0 +1,149 @@
+//! [`Shed`]: a service that admits a request only with a permit of the
+//! shared resource, and refuses at once without one.
+
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower_service::Service;
+
+use super::readiness::{Decision, Readiness};
+use super::response_future::ResponseFuture;
+use super::BoxError;
+use crate::Resource;
+
+/// A service that holds a permit of its [`Resource`] for each request in
+/// flight, and answers [`Overload`](crate::Overload) at once when every
+/// shard is full. Made by [`ShedLayer`](super::ShedLayer); see the
+/// [module docs](super) for the permit's life.
+///
+/// A clone shares the resource and starts unreadied.
+///
+/// # Panics
+///
+/// `call` panics if `poll_ready` did not answer `Ready(Ok(()))` first, as
+/// tower's own middleware does.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use tower::{service_fn, Service, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let resource = Arc::new(sidejob::Resource::new(1));
+/// let mut service = sidejob::tower::Shed::new(
+///     service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x + 1) }),
+///     Arc::clone(&resource),
+/// );
+/// let held = resource.try_acquire_owned()?; // the only permit
+/// let err = service.ready().await?.call(1).await.unwrap_err();
+/// assert!(err.is::<sidejob::Overload>());
+/// drop(held);
+/// assert_eq!(service.ready().await?.call(1).await?, 2);
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+/// # }).unwrap();
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub struct Shed<S> {
+    inner: S,
+    resource: Arc<Resource>,
+    readiness: Readiness,
+}
+
+impl<S> Shed<S> {
+    /// Wraps `inner` so that its requests in flight hold permits of
+    /// `resource`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(8));
+    /// let service = sidejob::tower::Shed::new(tower::service_fn(|()| async {
+    ///     Ok::<_, std::convert::Infallible>(())
+    /// }), resource);
+    /// assert_eq!(service.resource().capacity(), 8);
+    /// ```
+    pub fn new(inner: S, resource: Arc<Resource>) -> Self {
+        Shed {
+            inner,
+            resource,
+            readiness: Readiness::Unready,
+        }
+    }
+
+    /// The shared resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let layer = sidejob::tower::ShedLayer::with_capacity(2)?;
+    /// let service = tower::Layer::layer(&layer, tower::service_fn(|()| async {
+    ///     Ok::<_, std::convert::Infallible>(())
+    /// }));
+    /// assert!(std::sync::Arc::ptr_eq(service.resource(), layer.resource()));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.resource
+    }
+
+    /// The wrapped service.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(1));
+    /// let service = sidejob::tower::Shed::new("inner", resource);
+    /// assert_eq!(*service.get_ref(), "inner");
+    /// ```
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S, Request> Service<Request> for Shed<S>
+where
+    S: Service<Request>,
+    S::Error: Into<BoxError>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Future>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        let inner = &mut self.inner;
+        self.readiness
+            .poll_ready(&self.resource, || inner.poll_ready(cx))
+            .map_err(Into::into)
+    }
+
+    #[inline]
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.readiness.take_for_call("Shed") {
+            Decision::Admitted(permit) => {
+                ResponseFuture::admitted(self.inner.call(request), permit)
+            }
+            Decision::Overloaded => ResponseFuture::overloaded(),
+        }
+    }
+}
+
+impl<S: Clone> Clone for Shed<S> {
+    /// A clone shares the resource, and starts unreadied: a permit is never
+    /// copied.
+    fn clone(&self) -> Self {
+        Shed::new(self.inner.clone(), Arc::clone(&self.resource))
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Shed<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shed")
+            .field("inner", &self.inner)
+            .field("resource", &self.resource)
+            .field("readiness", &self.readiness)
+            .finish()
+    }
+}
