@@ -143,7 +143,7 @@ async fn a_clone_starts_unreadied_and_shares_the_bound() {
 #[should_panic(expected = "poll_ready")]
 async fn call_without_poll_ready_panics_naming_it() {
     let (mut service, _handle, _resource) = shed(1);
-    let _ = service.call("too early");
+    drop(service.call("too early"));
 }
 
 #[test]
