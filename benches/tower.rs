@@ -124,7 +124,11 @@ fn contender<S, R>(
         b.iter_custom(|iters| {
             let (elapsed, answered) =
                 run_threads(threads, |_| run_loop(prototype, &request, iters));
-            assert_eq!(answered, iters * threads as u64, "{name}: a request was refused");
+            assert_eq!(
+                answered,
+                iters * threads as u64,
+                "{name}: a request was refused"
+            );
             elapsed
         });
     });
@@ -151,9 +155,21 @@ fn tower_group(c: &mut Criterion) {
             http_request,
         );
         let global = LoadShed::new(GlobalConcurrencyLimitLayer::new(LIMIT).layer(Echo));
-        contender(&mut group, "tower-loadshed-global", threads, &global, number);
+        contender(
+            &mut group,
+            "tower-loadshed-global",
+            threads,
+            &global,
+            number,
+        );
         let concurrency = ConcurrencyLimit::new(Echo, LIMIT);
-        contender(&mut group, "tower-concurrency", threads, &concurrency, number);
+        contender(
+            &mut group,
+            "tower-concurrency",
+            threads,
+            &concurrency,
+            number,
+        );
 
         let resource = Arc::new(sidejob::Resource::new(LIMIT));
         group.bench_function("resource-try-acquire", |b| {

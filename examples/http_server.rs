@@ -180,8 +180,7 @@ fn router(args: &Args, app: App) -> Router {
 
 /// Client tasks that request `/work` back to back until `stop`.
 fn self_load(address: SocketAddr, clients: usize, stop: Arc<tokio::sync::Notify>) {
-    let client: Client<_, Empty<bytes::Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+    let client: Client<_, Empty<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     for _ in 0..clients {
         let (client, stop) = (client.clone(), Arc::clone(&stop));
         tokio::spawn(async move {

@@ -64,3 +64,27 @@ fn an_owned_permit_is_static_and_send() {
     let permit = resource.try_acquire_owned().unwrap();
     static_send(&permit);
 }
+
+#[test]
+fn a_thread_alternating_between_resources_counts_each_right() {
+    let first = Arc::new(Resource::builder().capacity(2).shards(1).build().unwrap());
+    let second = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
+    for _ in 0..100 {
+        let a = first.try_acquire_owned().unwrap();
+        let b = second.try_acquire_owned().unwrap();
+        assert!(second.try_acquire_owned().is_err());
+        drop(a);
+        let c = first.try_acquire_owned().unwrap();
+        drop(b);
+        drop(c);
+    }
+    assert_eq!((first.usage(), second.usage()), (0, 0));
+    assert_eq!(first.stats().accepted, 200);
+    assert_eq!(second.stats().accepted, 100);
+    // One resource gone: its permits dropped here later still release into
+    // a live counter.
+    let late = first.try_acquire_owned().unwrap();
+    drop(first);
+    drop(late);
+    assert!(second.try_acquire_owned().is_ok());
+}

@@ -1,8 +1,9 @@
 //! Permits: proof of one admitted unit of a [`Resource`], given back on drop.
 
-use super::anchor::AnchorRef;
+use super::anchor::{keep, AnchorRef};
 use super::Resource;
 use std::fmt;
+use std::num::NonZeroUsize;
 
 /// One unit of a [`Resource`]'s capacity, held until dropped.
 ///
@@ -101,14 +102,22 @@ impl fmt::Debug for Permit<'_> {
 /// ```
 #[must_use = "a permit is released as soon as it is dropped"]
 pub struct OwnedPermit {
-    anchor: AnchorRef,
-    shard: usize,
+    /// Taken by `drop`.
+    anchor: Option<AnchorRef>,
+    /// The shard plus one: nonzero, so that `Option<OwnedPermit>` and the
+    /// enums holding a permit need no tag of their own (a tag made the
+    /// permit move through memory in pieces, and a tower layer's request
+    /// twice as slow).
+    shard_plus_one: NonZeroUsize,
 }
 
 impl OwnedPermit {
     #[inline]
     pub(super) fn new(anchor: AnchorRef, shard: usize) -> Self {
-        OwnedPermit { anchor, shard }
+        OwnedPermit {
+            anchor: Some(anchor),
+            shard_plus_one: NonZeroUsize::MIN.saturating_add(shard),
+        }
     }
 
     /// The shard this permit was taken from.
@@ -122,21 +131,24 @@ impl OwnedPermit {
     /// ```
     #[inline]
     pub fn shard(&self) -> usize {
-        self.shard
+        self.shard_plus_one.get() - 1
     }
 }
 
 impl Drop for OwnedPermit {
     #[inline]
     fn drop(&mut self) {
-        self.anchor.counter.release(self.shard);
+        if let Some(anchor) = self.anchor.take() {
+            anchor.counter.release(self.shard());
+            keep(anchor);
+        }
     }
 }
 
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
-            .field("shard", &self.shard)
+            .field("shard", &self.shard())
             .finish()
     }
 }
