@@ -29,13 +29,24 @@ pub use worker_pool::{
 };
 
 // Supervisor: a bounded, tracked set of child threads.
+mod children;
+pub use children::{ChildId, ShutdownReport, SpawnError};
+
 mod supervisor;
 pub use supervisor::{
-    ChildContext, ChildHandle, ChildId, ChildPanicked, ShutdownReport, SpawnError, Supervisor,
-    SupervisorBuilder, SupervisorShardStats, SupervisorStats,
+    ChildContext, ChildHandle, ChildPanicked, Supervisor, SupervisorBuilder, SupervisorShardStats,
+    SupervisorStats,
 };
 
 // ObjectPool: reusable objects with hard and soft limits, waiters, tags and groups.
+mod task_supervisor;
+#[cfg(feature = "tokio")]
+pub use task_supervisor::{TaskError, TaskHandle};
+pub use task_supervisor::{
+    TaskContext, TaskShardStats, TaskSupervisor, TaskSupervisorBuilder, TaskSupervisorStats,
+    Tracked,
+};
+
 mod object_pool;
 pub use object_pool::{
     DuplicatePool, Manager, ObjectPool, ObjectPoolBuilder, ObjectPoolStats, OwnedPooled,

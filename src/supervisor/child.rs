@@ -1,36 +1,12 @@
 //! A [`Supervisor`](crate::Supervisor)'s child as the child sees it: its id
 //! and the context it runs with, and the state it shares with its handle.
 
-use std::fmt;
+
+use crate::children::ChildId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
-
-/// Identifies a child of a [`Supervisor`](crate::Supervisor), unique for
-/// the supervisor's lifetime.
-///
-/// Ids are handed out per shard with no shared counter, so they are unique
-/// but not consecutive, and their order says nothing about spawn order
-/// across shards.
-///
-/// # Examples
-///
-/// ```
-/// let supervisor = sidejob::Supervisor::new(4);
-/// let a = supervisor.spawn(|_| ())?;
-/// let b = supervisor.spawn(|_| ())?;
-/// assert_ne!(a.id(), b.id());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChildId(pub(super) u64);
-
-impl fmt::Display for ChildId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "child-{}", self.0)
-    }
-}
 
 /// What a child and its supervisor share: whether it was asked to stop.
 #[derive(Debug)]

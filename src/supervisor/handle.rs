@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::sync::{JoinHandle, Ordering};
 
-use super::child::{ChildId, ChildState};
+use super::child::ChildState;
+use crate::children::ChildId;
 use super::error::ChildPanicked;
 
 /// The spawner's handle on a child, from

@@ -9,7 +9,8 @@ use crossbeam_utils::CachePadded;
 use crate::admission::ShardedCounter;
 use crate::sync::{lock, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 
-use super::child::{ChildId, ChildState};
+use super::child::ChildState;
+use crate::children::ChildId;
 
 /// What the supervisor and its children share.
 pub(super) struct Shared {
@@ -99,7 +100,7 @@ impl Shared {
             bump(&self.shards[shard].closed);
             return None;
         }
-        let id = ChildId(live.issued * count as u64 + shard as u64);
+        let id = ChildId::new(live.issued * count as u64 + shard as u64);
         live.issued += 1;
         // Counted before it joins the live set, so `live` never exceeds
         // `spawned`; taken back by `unregister_unstarted` if the thread does

@@ -38,15 +38,16 @@ use std::time::{Duration, Instant};
 
 use crate::admission::{home_shard, limit_for};
 use crate::error::{panic_message, BuildError};
+use crate::children::{ChildId, ShutdownReport, SpawnError};
 use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
 
 pub use builder::SupervisorBuilder;
 use child::ChildState;
-pub use child::{ChildContext, ChildId};
-pub use error::{ChildPanicked, SpawnError};
+pub use child::ChildContext;
+pub use error::ChildPanicked;
 pub use handle::ChildHandle;
 use live_set::{bump, Shared, SupervisorShard};
-pub use stats::{ShutdownReport, SupervisorShardStats, SupervisorStats};
+pub use stats::{SupervisorShardStats, SupervisorStats};
 
 /// A supervisor of spawned children with a strict limit on how many are
 /// alive at once.
@@ -183,7 +184,7 @@ impl Supervisor {
                 outcome
             }
         };
-        match spawn_named(format!("{}-{}", shared.name, id.0), shared.stack_size, body) {
+        match spawn_named(format!("{}-{}", shared.name, id.number()), shared.stack_size, body) {
             Ok(thread) => Ok(ChildHandle::new(id, state, thread)),
             Err(error) => {
                 shared.unregister_unstarted(shard, id);

@@ -1,25 +1,6 @@
 //! What a [`Supervisor`](super::Supervisor) reports: its counters and what
 //! a shutdown did.
 
-use super::child::ChildId;
-
-/// What [`Supervisor::shutdown`](super::Supervisor::shutdown) did.
-///
-/// # Examples
-///
-/// ```
-/// let report = sidejob::Supervisor::new(1).shutdown(std::time::Duration::ZERO);
-/// assert_eq!((report.cancelled, report.remaining.len()), (0, 0));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ShutdownReport {
-    /// Children that were asked to stop.
-    pub cancelled: usize,
-    /// Children still running when the grace period ended, in order. They
-    /// stay tracked until they end.
-    pub remaining: Vec<ChildId>,
-}
 
 /// A snapshot of a [`Supervisor`](super::Supervisor)'s counters, from [`Supervisor::stats`](super::Supervisor::stats).
 ///
