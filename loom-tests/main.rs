@@ -42,4 +42,5 @@ impl Holders {
 mod object_pool;
 mod resource;
 mod supervisor;
+mod task_supervisor;
 mod worker_pool;

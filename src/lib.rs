@@ -40,12 +40,12 @@ pub use supervisor::{
 
 // ObjectPool: reusable objects with hard and soft limits, waiters, tags and groups.
 mod task_supervisor;
-#[cfg(feature = "tokio")]
-pub use task_supervisor::{TaskError, TaskHandle};
 pub use task_supervisor::{
     TaskContext, TaskShardStats, TaskSupervisor, TaskSupervisorBuilder, TaskSupervisorStats,
     Tracked,
 };
+#[cfg(feature = "tokio")]
+pub use task_supervisor::{TaskError, TaskHandle};
 
 mod object_pool;
 pub use object_pool::{

@@ -1,7 +1,6 @@
 //! A [`Supervisor`](crate::Supervisor)'s child as the child sees it: its id
 //! and the context it runs with, and the state it shares with its handle.
 
-
 use crate::children::ChildId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::sync::{JoinHandle, Ordering};
 
 use super::child::ChildState;
-use crate::children::ChildId;
 use super::error::ChildPanicked;
+use crate::children::ChildId;
 
 /// The spawner's handle on a child, from
 /// [`Supervisor::spawn`](crate::Supervisor::spawn).

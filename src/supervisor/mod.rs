@@ -37,13 +37,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::admission::{home_shard, limit_for};
-use crate::error::{panic_message, BuildError};
 use crate::children::{ChildId, ShutdownReport, SpawnError};
+use crate::error::{panic_message, BuildError};
 use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
 
 pub use builder::SupervisorBuilder;
-use child::ChildState;
 pub use child::ChildContext;
+use child::ChildState;
 pub use error::ChildPanicked;
 pub use handle::ChildHandle;
 use live_set::{bump, Shared, SupervisorShard};
@@ -184,7 +184,11 @@ impl Supervisor {
                 outcome
             }
         };
-        match spawn_named(format!("{}-{}", shared.name, id.number()), shared.stack_size, body) {
+        match spawn_named(
+            format!("{}-{}", shared.name, id.number()),
+            shared.stack_size,
+            body,
+        ) {
             Ok(thread) => Ok(ChildHandle::new(id, state, thread)),
             Err(error) => {
                 shared.unregister_unstarted(shard, id);

@@ -1,7 +1,6 @@
 //! What a [`Supervisor`](super::Supervisor) reports: its counters and what
 //! a shutdown did.
 
-
 /// A snapshot of a [`Supervisor`](super::Supervisor)'s counters, from [`Supervisor::stats`](super::Supervisor::stats).
 ///
 /// # Examples

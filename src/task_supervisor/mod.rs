@@ -162,12 +162,12 @@ impl TaskSupervisor {
         };
         let (_, id) = child.place();
         let context = TaskContext::new(id, self.shared.current_token());
-        // A panicking closure drops the guard while unwinding: the slot is
-        // freed and the child counted as panicked before the panic goes on.
+        // A panicking closure: the slot is freed and the child counted as
+        // panicked before the panic goes on.
         let future = match catch_unwind(AssertUnwindSafe(|| task(context))) {
             Ok(future) => future,
             Err(panic) => {
-                drop(child);
+                child.end_panicked();
                 resume_unwind(panic)
             }
         };

@@ -89,7 +89,9 @@ impl TaskShared {
     pub(super) fn new(capacity: usize, shards: usize, name: String) -> Self {
         TaskShared {
             slots: ShardedCounter::new(capacity, shards),
-            shards: (0..shards).map(|_| CachePadded::new(TaskShard::new())).collect(),
+            shards: (0..shards)
+                .map(|_| CachePadded::new(TaskShard::new()))
+                .collect(),
             closed: AtomicBool::new(false),
             cancel: ArcSwap::from_pointee(CancellationToken::new()),
             idle: CancellationToken::new(),

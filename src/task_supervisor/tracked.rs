@@ -71,6 +71,11 @@ impl ChildGuard {
         (self.shard, self.id)
     }
 
+    /// The closure making the child's future panicked: it ends so.
+    pub(super) fn end_panicked(mut self) {
+        self.end(Ended::Panicked);
+    }
+
     fn end(&mut self, how: Ended) {
         if !self.ended {
             self.ended = true;
