@@ -27,7 +27,12 @@ const CAPACITY: usize = 1024;
 
 /// Runs `drivers` tasks on `runtime`, each doing `iters` rounds of `round`;
 /// returns the wall time.
-fn drive<F, Fut>(runtime: &tokio::runtime::Runtime, drivers: usize, iters: u64, round: F) -> Duration
+fn drive<F, Fut>(
+    runtime: &tokio::runtime::Runtime,
+    drivers: usize,
+    iters: u64,
+    round: F,
+) -> Duration
 where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send,
@@ -77,31 +82,45 @@ fn task_supervisor(c: &mut Criterion) {
         group.throughput(Throughput::Elements(workers as u64));
 
         contender(&mut group, "tokio-spawn", &runtime, workers, || async {
-            tokio::spawn(async { std::hint::black_box(1) }).await.unwrap();
+            tokio::spawn(async { std::hint::black_box(1) })
+                .await
+                .unwrap();
         });
 
         let supervisor = sidejob::TaskSupervisor::new(CAPACITY);
-        contender(&mut group, "sidejob-try-spawn", &runtime, workers, move || {
-            let handle = supervisor
-                .try_spawn(|_| async { std::hint::black_box(1) })
-                .unwrap_or_else(|_| panic!("refused"));
-            async move {
-                handle.await.unwrap();
-            }
-        });
+        contender(
+            &mut group,
+            "sidejob-try-spawn",
+            &runtime,
+            workers,
+            move || {
+                let handle = supervisor
+                    .try_spawn(|_| async { std::hint::black_box(1) })
+                    .unwrap_or_else(|_| panic!("refused"));
+                async move {
+                    handle.await.unwrap();
+                }
+            },
+        );
 
         let semaphore = Arc::new(Semaphore::new(CAPACITY));
         let tracker = TaskTracker::new();
-        contender(&mut group, "semaphore-tracker", &runtime, workers, move || {
-            let permit = Arc::clone(&semaphore).try_acquire_owned().unwrap();
-            let handle = tracker.spawn(async move {
-                let _permit = permit;
-                std::hint::black_box(1)
-            });
-            async move {
-                handle.await.unwrap();
-            }
-        });
+        contender(
+            &mut group,
+            "semaphore-tracker",
+            &runtime,
+            workers,
+            move || {
+                let permit = Arc::clone(&semaphore).try_acquire_owned().unwrap();
+                let handle = tracker.spawn(async move {
+                    let _permit = permit;
+                    std::hint::black_box(1)
+                });
+                async move {
+                    handle.await.unwrap();
+                }
+            },
+        );
         group.finish();
     }
 }
