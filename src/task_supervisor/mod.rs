@@ -68,8 +68,9 @@ use tracked::ChildGuard;
 ///
 /// At most `capacity` children are alive at any instant: a task beyond it is
 /// refused at once with [`SpawnError::Overload`], the closure handed back,
-/// never queued. Clones share the bound. See the [module docs](self) for the
-/// protocol.
+/// never queued. Clones share the bound. A child holds its slot from
+/// `try_track` (or `try_spawn`) until its future completes, panics or is
+/// dropped.
 ///
 /// # Examples
 ///
