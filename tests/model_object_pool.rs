@@ -692,6 +692,16 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let taken = got(pool.try_take(), &mut held);
                 pool.reconfigure(|config| config.create_timeout = None)
                     .unwrap();
+                if expected == Got::CreateTimeout {
+                    // The taker gave up after 2 ms, maybe before its helper
+                    // thread even started: wait until the creation has
+                    // claimed its hang (and any armed failure, claimed
+                    // first), so that later operations cannot steal them.
+                    let deadline = Instant::now() + BACKGROUND_LIMIT;
+                    while manager.hang_next.load(Ordering::SeqCst) && Instant::now() < deadline {
+                        thread::yield_now();
+                    }
+                }
                 manager.hang_next.store(false, Ordering::SeqCst);
                 prop_assert_eq!(taken, expected, "try_take with a hung creation");
             }
