@@ -35,6 +35,7 @@ const MAX_NANOS: u64 = 3_600_000_000_000;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct LatencyStats {
     /// Samples recorded.

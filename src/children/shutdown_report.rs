@@ -13,6 +13,7 @@ use super::ChildId;
 /// assert_eq!((report.cancelled, report.remaining.len()), (0, 0));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ShutdownReport {
     /// Children that were asked to stop.

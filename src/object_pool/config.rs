@@ -33,6 +33,7 @@ pub const DEFAULT_QUEUE_MAX: usize = 50;
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct PoolConfig {
     /// The most objects that exist at once, counting those being made.

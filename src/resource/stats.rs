@@ -12,6 +12,7 @@
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ResourceStats {
     /// The total capacity.
@@ -38,6 +39,7 @@ pub struct ResourceStats {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ShardStats {
     /// The shard's share of the capacity. The shares sum to the capacity.

@@ -11,6 +11,7 @@
 /// assert_eq!(supervisor.stats().rejected, 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct SupervisorStats {
     /// The most children alive at once.
@@ -47,6 +48,7 @@ pub struct SupervisorStats {
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct SupervisorShardStats {
     /// The shard's share of the capacity.

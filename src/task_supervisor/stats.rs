@@ -14,6 +14,7 @@
 /// assert_eq!((stats.spawned, stats.finished, stats.cancelled, stats.rejected), (1, 1, 1, 1));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct TaskSupervisorStats {
     /// The most children alive at once.
@@ -48,6 +49,7 @@ pub struct TaskSupervisorStats {
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct TaskShardStats {
     /// The shard's share of the capacity.

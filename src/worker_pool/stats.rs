@@ -18,6 +18,7 @@ use crate::latency::LatencyStats;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct WorkerPoolStats {
     /// The configured capacity: messages queued and in progress, at most.
@@ -78,6 +79,7 @@ pub struct WorkerPoolStats {
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct WorkerShardStats {
     /// The shard's share of the configured capacity: its mailbox bound.
