@@ -150,8 +150,11 @@ async fn call_without_poll_ready_panics_naming_it() {
 fn a_capacity_past_the_maximum_is_a_build_error() {
     let error = ShedLayer::with_capacity(usize::MAX).unwrap_err();
     assert_eq!(error.setting(), "capacity");
-    let error = sidejob::tower::HttpShedLayer::with_capacity(usize::MAX).unwrap_err();
-    assert_eq!(error.setting(), "capacity");
+    #[cfg(feature = "http")]
+    {
+        let error = sidejob::tower::HttpShedLayer::with_capacity(usize::MAX).unwrap_err();
+        assert_eq!(error.setting(), "capacity");
+    }
 }
 
 #[test]
@@ -161,5 +164,6 @@ fn layers_services_and_futures_are_send_and_sync() {
     send_sync::<ShedLayer>();
     send_sync::<Shed<mock::Mock<String, String>>>();
     send::<sidejob::tower::ResponseFuture<mock::future::ResponseFuture<String>>>();
+    #[cfg(feature = "http")]
     send_sync::<sidejob::tower::HttpShedLayer>();
 }
