@@ -60,11 +60,7 @@ impl<M: Manager> PoolShared<M> {
                 .checked_add(timeout)
                 .unwrap_or_else(far_future)
         });
-        let limit = match (deadline, bound) {
-            (Some(deadline), Some(bound)) => Some(deadline.min(bound)),
-            (deadline, bound) => deadline.or(bound),
-        };
-        let Some(limit) = limit else {
+        let Some(limit) = deadline.into_iter().chain(bound).min() else {
             return self.born(shard, self.create_here());
         };
         let Some(pending) = self.start_create(shard) else {
@@ -245,26 +241,26 @@ impl<M: Manager> PoolShared<M> {
             match self.start_create(shard) {
                 Some(started) => pending.push((shard, started)),
                 // No helper thread: made here, unbounded.
-                None => {
-                    let _ = catch_unwind(AssertUnwindSafe(|| {
-                        if let Ok(idle) = self.born(shard, self.create_here()) {
-                            self.keep_made(idle);
-                        }
-                    }));
-                }
+                None => self.keep_initial(shard, self.create_here()),
             }
         }
         for (shard, started) in pending {
             // A creation not back by the deadline is abandoned: its helper
             // destroys the late object.
             if let Some(made) = started.wait_until(deadline, || self.abandon()) {
-                let _ = catch_unwind(AssertUnwindSafe(|| {
-                    if let Ok(idle) = self.born(shard, made) {
-                        self.keep_made(idle);
-                    }
-                }));
+                self.keep_initial(shard, made);
             }
         }
+    }
+
+    /// Keeps what an initial creation made; a failure is counted, and a
+    /// panic does not stop the other creations.
+    fn keep_initial(&self, shard: usize, made: Made<M>) {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            if let Ok(idle) = self.born(shard, made) {
+                self.keep_made(idle);
+            }
+        }));
     }
 }
 

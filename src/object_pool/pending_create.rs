@@ -61,16 +61,18 @@ impl<T> PendingCreate<T> {
     pub(super) fn wait_until(&self, deadline: Instant, abandon: impl FnOnce()) -> Option<T> {
         let mut state = lock(&self.state);
         loop {
-            if let State::Done(result) = std::mem::replace(&mut *state, State::Abandoned) {
-                return Some(result);
+            if let State::Done(_) = *state {
+                // Taken: the helper has finished with the cell.
+                if let State::Done(result) = std::mem::replace(&mut *state, State::Abandoned) {
+                    return Some(result);
+                }
             }
-            // Still running: put it back unless the deadline passed.
             let now = Instant::now();
             if now >= deadline {
+                *state = State::Abandoned;
                 abandon();
                 return None;
             }
-            *state = State::Running;
             state = wait_timeout(&self.finished, state, deadline - now);
         }
     }
