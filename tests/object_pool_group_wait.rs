@@ -7,7 +7,7 @@ use std::thread;
 use std::time::Duration;
 
 mod support;
-use sidejob::{OwnedPooled, PoolGroup, TakeError};
+use sidejob::{ObjectPool, OwnedPooled, PoolGroup, TakeError};
 use support::objects::{eventually, pool, Members, Script};
 
 /// Never runs out in a passing test.
@@ -166,4 +166,24 @@ fn a_members_own_waiter_ahead_in_its_queue_is_served_first() {
         drop(b);
         assert_eq!(grouped.join().unwrap().unwrap(), 1);
     });
+}
+
+#[test]
+fn a_wait_no_member_has_room_to_queue_is_refused_queue_full() {
+    let group = PoolGroup::new();
+    let members = [Members::new(), Members::new()];
+    for (key, members) in ["a", "b"].into_iter().zip(&members) {
+        let pool = ObjectPool::builder(Script(Arc::clone(members)))
+            .max_size(1)
+            .shards(1)
+            .queue_max(0)
+            .build()
+            .unwrap();
+        group.add_pool(key, pool).unwrap();
+    }
+    let held = ["a", "b"].map(|key| group.pool(&key).unwrap().try_take_owned().unwrap());
+    let err = group.take(WAIT).map(|_| ()).unwrap_err();
+    assert!(matches!(err, TakeError::QueueFull), "{err:?}");
+    assert!(group.status().iter().all(|(_, status)| status.waiting == 0));
+    drop(held);
 }
