@@ -48,6 +48,11 @@ pub use task_supervisor::{
 pub use task_supervisor::{TaskError, TaskHandle};
 
 mod object_pool;
+#[cfg(feature = "tokio")]
+pub use object_pool::{
+    AsyncManaged, AsyncManager, AsyncObjectPool, AsyncObjectPoolBuilder, AsyncOwnedPooled,
+    AsyncPooled,
+};
 pub use object_pool::{
     DuplicatePool, Manager, ObjectPool, ObjectPoolBuilder, ObjectPoolStats, OwnedPooled,
     PoolConfig, PoolGroup, PoolStatus, PoolTag, Pooled, Removal, TaggedManager, TakeError,

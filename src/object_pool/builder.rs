@@ -55,7 +55,8 @@ impl<M> fmt::Debug for ObjectPoolBuilder<M> {
     }
 }
 
-impl<M: Manager> ObjectPoolBuilder<M> {
+/// The settings, shared by both faces' builders.
+impl<M> ObjectPoolBuilder<M> {
     /// A builder with every default, for [`ObjectPool::builder`].
     pub(super) fn new(manager: M) -> Self {
         ObjectPoolBuilder {
@@ -400,6 +401,49 @@ impl<M: Manager> ObjectPoolBuilder<M> {
         self
     }
 
+    /// Every setting checked: the manager, the configuration, the shard
+    /// count, `init_size` and the name, for either face's `build`.
+    pub(super) fn validated(self) -> Result<Validated<M>, BuildError> {
+        let mut config = self.config;
+        config.max_size = self
+            .max_size
+            .ok_or_else(|| BuildError::new("max_size", "must be set"))?;
+        config.validate()?;
+        check_thread_name(&self.name)?;
+        if self.init_size > config.max_size {
+            return Err(BuildError::new(
+                "init_size",
+                format!(
+                    "{} is above `max_size` ({})",
+                    self.init_size, config.max_size
+                ),
+            ));
+        }
+        let sizing = Sizing {
+            capacity: Some(config.max_size),
+            shards: self.shards,
+        };
+        let (_, shards) = sizing.checked().map_err(max_size_error)?;
+        Ok(Validated {
+            manager: self.manager,
+            config,
+            shards,
+            init_size: self.init_size,
+            name: self.name,
+        })
+    }
+}
+
+/// A builder's settings, checked.
+pub(super) struct Validated<M> {
+    pub(super) manager: M,
+    pub(super) config: PoolConfig,
+    pub(super) shards: usize,
+    pub(super) init_size: usize,
+    pub(super) name: String,
+}
+
+impl<M: Manager> ObjectPoolBuilder<M> {
     /// Builds the pool, making `init_size` objects first.
     ///
     /// # Errors
@@ -424,39 +468,13 @@ impl<M: Manager> ObjectPoolBuilder<M> {
     /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
     /// ```
     pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
-        let mut config = self.config;
-        config.max_size = self
-            .max_size
-            .ok_or_else(|| BuildError::new("max_size", "must be set"))?;
-        config.validate()?;
-        check_thread_name(&self.name)?;
-        if self.init_size > config.max_size {
-            return Err(BuildError::new(
-                "init_size",
-                format!(
-                    "{} is above `max_size` ({})",
-                    self.init_size, config.max_size
-                ),
-            ));
-        }
-        ObjectPool::from_builder(self.manager, config, self.shards, self.init_size, self.name)
-    }
-}
-
-impl<M: Manager> ObjectPool<M> {
-    /// Builds the pool; see [`ObjectPoolBuilder::build`].
-    fn from_builder(
-        manager: M,
-        config: PoolConfig,
-        shards: Option<usize>,
-        init_size: usize,
-        name: String,
-    ) -> Result<ObjectPool<M>, BuildError> {
-        let sizing = Sizing {
-            capacity: Some(config.max_size),
+        let Validated {
+            manager,
+            config,
             shards,
-        };
-        let (_, shards) = sizing.checked().map_err(max_size_error)?;
+            init_size,
+            name,
+        } = self.validated()?;
         let shared =
             Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
         let pool = ObjectPool {

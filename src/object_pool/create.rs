@@ -18,17 +18,105 @@ use std::time::{Duration, Instant};
 use crate::sync::{lock, spawn_named, Ordering};
 
 use super::error::TakeError;
+use super::hooks::Hooks;
 use super::manager::Manager;
 use super::member::{Member, MemberBox};
 use super::pending_create::PendingCreate;
 use super::shared::{bump, nanos, PoolShared};
 
 /// What a call to [`Manager::create`] came to: its result, or its panic.
-type Made<M> = std::thread::Result<Result<<M as Manager>::Object, <M as Manager>::Error>>;
+pub(super) type Made<M> = std::thread::Result<Result<<M as Hooks>::Object, <M as Hooks>::Error>>;
 
 /// A creation running on a helper thread.
 pub(super) type Pending<M> = Arc<PendingCreate<Made<M>>>;
 
+/// What every creation ends in, whichever face made it.
+impl<M: Hooks> PoolShared<M> {
+    /// A new member from what `create` made in `shard`'s slot; a failure
+    /// frees the slot, and a panic goes on once it is freed.
+    pub(super) fn born(
+        &self,
+        shard: usize,
+        made: Made<M>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let counters = &self.counters;
+        match made {
+            Ok(Ok(object)) => {
+                bump(&counters.creates);
+                let (generation, expires) = self.birth();
+                Ok(Member::boxed(object, shard, generation, expires))
+            }
+            Ok(Err(error)) => {
+                bump(&counters.create_failures);
+                self.free_slot(shard);
+                Err(TakeError::Create(error))
+            }
+            Err(panic) => {
+                bump(&counters.create_failures);
+                self.free_slot(shard);
+                resume_unwind(panic)
+            }
+        }
+    }
+
+    /// A new object's generation and expiry, and its count in its
+    /// generation.
+    pub(super) fn birth(&self) -> (u64, u64) {
+        let generation = self.gate.generation.load(Ordering::Relaxed);
+        *lock(&self.generations).entry(generation).or_insert(0) += 1;
+        let config = self.config.load();
+        let expires = match config.max_lifetime {
+            None => Member::<M::Object>::NEVER,
+            Some(lifetime) => {
+                let jitter = nanos(config.lifetime_jitter);
+                let shortened = if jitter == 0 {
+                    0
+                } else {
+                    std::collections::hash_map::RandomState::new().hash_one(generation) % jitter
+                };
+                let now = self.gate.clock.precise();
+                now.saturating_add(nanos(lifetime) - shortened)
+            }
+        };
+        (generation, expires)
+    }
+
+    /// Its waiter gives up on a creation: counted, and no longer one the
+    /// maintainer counts on to refill.
+    pub(super) fn abandon(&self) {
+        bump(&self.counters.create_timeouts);
+        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What a creation nobody waits for any more made: the object is
+    /// destroyed, which frees its slot (to a waiter first); a failed or
+    /// panicking call frees the slot.
+    pub(super) fn dispose_late(&self, shard: usize, late: Made<M>) {
+        match late {
+            Ok(Ok(object)) => {
+                bump(&self.counters.creates);
+                let (generation, expires) = self.birth();
+                // A panicking `destroy` has nobody to go on to.
+                let _ = self.destroy(Member::boxed(object, shard, generation, expires));
+            }
+            Ok(Err(_)) | Err(_) => {
+                bump(&self.counters.create_failures);
+                self.free_slot(shard);
+            }
+        }
+    }
+
+    /// Puts an object the maintainer made onto the stack of its slot's
+    /// shard (or hands it to a waiter): the maintainer's objects spread over
+    /// the stacks as their slots do.
+    pub(super) fn keep_made(&self, idle: MemberBox<M::Object>) {
+        let stack = idle.shard;
+        self.put_idle(idle, stack);
+    }
+}
+
+/// The blocking face's creations: [`Manager::create`] called on the
+/// caller's thread or a helper thread.
 impl<M: Manager> PoolShared<M> {
     /// Makes an object for a taker in `shard`'s slot, counting the take.
     /// `deadline` is the take's own, if it has one.
@@ -119,80 +207,6 @@ impl<M: Manager> PoolShared<M> {
         }
     }
 
-    /// Its waiter gives up on a creation: counted, and no longer one the
-    /// maintainer counts on to refill.
-    fn abandon(&self) {
-        bump(&self.counters.create_timeouts);
-        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// What a creation nobody waits for any more made: the object is
-    /// destroyed, which frees its slot (to a waiter first); a failed or
-    /// panicking call frees the slot.
-    fn dispose_late(&self, shard: usize, late: Made<M>) {
-        match late {
-            Ok(Ok(object)) => {
-                bump(&self.counters.creates);
-                let (generation, expires) = self.birth();
-                // A panicking `destroy` has nobody to go on to.
-                let _ = self.destroy(Member::boxed(object, shard, generation, expires));
-            }
-            Ok(Err(_)) | Err(_) => {
-                bump(&self.counters.create_failures);
-                self.free_slot(shard);
-            }
-        }
-    }
-
-    /// A new member from what `create` made in `shard`'s slot; a failure
-    /// frees the slot, and a panic goes on once it is freed.
-    pub(super) fn born(
-        &self,
-        shard: usize,
-        made: Made<M>,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let counters = &self.counters;
-        match made {
-            Ok(Ok(object)) => {
-                bump(&counters.creates);
-                let (generation, expires) = self.birth();
-                Ok(Member::boxed(object, shard, generation, expires))
-            }
-            Ok(Err(error)) => {
-                bump(&counters.create_failures);
-                self.free_slot(shard);
-                Err(TakeError::Create(error))
-            }
-            Err(panic) => {
-                bump(&counters.create_failures);
-                self.free_slot(shard);
-                resume_unwind(panic)
-            }
-        }
-    }
-
-    /// A new object's generation and expiry, and its count in its
-    /// generation.
-    pub(super) fn birth(&self) -> (u64, u64) {
-        let generation = self.gate.generation.load(Ordering::Relaxed);
-        *lock(&self.generations).entry(generation).or_insert(0) += 1;
-        let config = self.config.load();
-        let expires = match config.max_lifetime {
-            None => Member::<M::Object>::NEVER,
-            Some(lifetime) => {
-                let jitter = nanos(config.lifetime_jitter);
-                let shortened = if jitter == 0 {
-                    0
-                } else {
-                    std::collections::hash_map::RandomState::new().hash_one(generation) % jitter
-                };
-                let now = self.gate.clock.precise();
-                now.saturating_add(nanos(lifetime) - shortened)
-            }
-        };
-        (generation, expires)
-    }
-
     /// Makes one object in the background and keeps it; `false` if the pool
     /// is full or closed, or creation failed (or ran past `create_timeout`).
     pub(super) fn create_idle(&self) -> bool {
@@ -209,14 +223,6 @@ impl<M: Manager> PoolShared<M> {
             }
             Err(_) => false,
         }
-    }
-
-    /// Puts an object the maintainer made onto the stack of its slot's
-    /// shard (or hands it to a waiter): the maintainer's objects spread over
-    /// the stacks as their slots do.
-    fn keep_made(&self, idle: MemberBox<M::Object>) {
-        let stack = idle.shard;
-        self.put_idle(idle, stack);
     }
 
     /// Makes the `init_size` objects. A failure is counted and does not

@@ -7,11 +7,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::lock;
 
-use super::manager::Manager;
+use super::hooks::Hooks;
 use super::member::{Member, MemberBox};
 use super::shared::{bump, PoolShared};
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// Destroys `idle` and frees its slot; hands back a panic from
     /// [`Manager::destroy`] after the slot is freed.
     #[expect(
@@ -28,7 +28,7 @@ impl<M: Manager> PoolShared<M> {
             generation,
             ..
         } = CachePadded::into_inner(*idle);
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy(object)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy_object(object)));
         bump(&self.counters.destroyed);
         self.bury(generation);
         self.free_slot(shard);

@@ -4,12 +4,12 @@
 use crate::sync::{lock, spin_lock, Ordering};
 
 use super::held::Held;
-use super::manager::Manager;
+use super::hooks::Hooks;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::Handoff;
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// Takes back a returned object: reused if its holder did not panic and
     /// it passes [`Manager::check`], destroyed otherwise.
     #[inline]
@@ -27,7 +27,7 @@ impl<M: Manager> PoolShared<M> {
         let Some(idle) = guard.held.member_mut() else {
             return;
         };
-        let reusable = self.manager.check(&mut idle.object);
+        let reusable = self.manager.check_now(&mut idle.object);
         let Some(idle) = guard.held.take() else {
             return;
         };
@@ -166,13 +166,13 @@ impl<M: Manager> PoolShared<M> {
 
 /// Destroys the object it still holds when dropped, which happens only when
 /// [`Manager::check`] panics.
-struct DestroyOnUnwind<'a, M: Manager> {
+struct DestroyOnUnwind<'a, M: Hooks> {
     pool: &'a PoolShared<M>,
     /// As in `Pooled`: `drop` takes what is left.
     held: Held<M::Object>,
 }
 
-impl<M: Manager> Drop for DestroyOnUnwind<'_, M> {
+impl<M: Hooks> Drop for DestroyOnUnwind<'_, M> {
     fn drop(&mut self) {
         if let Some(idle) = self.held.take() {
             // Already unwinding: a second panic from `destroy` is contained.

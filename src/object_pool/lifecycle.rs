@@ -1,14 +1,13 @@
 //! The pool's lifecycle: its maintainer thread, run-time reconfiguration,
 //! retiring every object, and what dropping the pool does.
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::admission::check_capacity;
 use crate::error::BuildError;
-use crate::sync::{is_current, lock, spawn_named, Ordering};
+use crate::sync::{is_current, lock, spawn_named};
 
-use super::config::{max_size_error, PoolConfig};
+use super::config::PoolConfig;
 use super::manager::Manager;
 use super::ObjectPool;
 
@@ -103,53 +102,11 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reconfigure(&self, change: impl FnOnce(&mut PoolConfig)) -> Result<(), BuildError> {
-        let shared = &*self.shared;
-        let _reconfiguring = lock(&shared.reconfiguring);
-        let old = shared.config.load_full();
-        let mut new = PoolConfig::clone(&old);
-        change(&mut new);
-        new.validate()?;
-        check_capacity(new.max_size, shared.idle.len()).map_err(max_size_error)?;
-        if new.needs_maintainer() {
-            self.start_maintainer(0)?;
-        }
-        shared.config.store(Arc::new(new.clone()));
-        shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);
-        shared
-            .gate
-            .check_on_take
-            .store(new.check_on_take, Ordering::Relaxed);
-        // Once lifetimes were on, objects with one may remain: keep checking.
-        if new.needs_after_pop() || old.max_lifetime.is_some() {
-            shared.gate.after_pop.store(true, Ordering::Relaxed);
-        }
-        if new.queue_max < old.queue_max {
-            let mut queue = lock(&shared.waiters);
-            queue.refuse_beyond(new.queue_max);
-            shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        }
-        let mut panic = None;
-        if new.max_size > old.max_size {
-            shared
-                .slots
-                .set_capacity(new.max_size)
-                .map_err(max_size_error)?;
-            shared.serve_waiters_with_new_slots();
-        } else if new.max_size < old.max_size {
-            // The flag first, so that no slot freed meanwhile goes to a
-            // waiter (see `free_slot`).
-            shared.gate.oversized.store(true, Ordering::Relaxed);
-            shared
-                .slots
-                .set_capacity(new.max_size)
-                .map_err(max_size_error)?;
-            panic = shared.shrink_idle_to(new.max_size);
-        }
-        shared.maintenance.wake_now();
-        if let Some(panic) = panic {
-            resume_unwind(panic);
-        }
-        Ok(())
+        self.shared
+            .reconfigure(change, |new| match new.needs_maintainer() {
+                true => self.start_maintainer(0),
+                false => Ok(()),
+            })
     }
 
     /// Retires every object that exists now, as a reload does: idle ones are
@@ -180,12 +137,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn retire_all(&self) {
-        let shared = &*self.shared;
-        shared.gate.generation.fetch_add(1, Ordering::Relaxed);
-        if let Some(panic) = shared.sweep_idle() {
-            resume_unwind(panic);
-        }
-        shared.maintenance.wake_now();
+        self.shared.retire_all();
     }
 
     /// How many objects made before the last
@@ -206,11 +158,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn stale_count(&self) -> usize {
-        let current = self.shared.gate.generation.load(Ordering::Relaxed);
-        lock(&self.shared.generations)
-            .range(..current)
-            .map(|(_, alive)| alive)
-            .sum()
+        self.shared.stale_count()
     }
 }
 

@@ -18,12 +18,16 @@
 //! orders both sides, so `Relaxed` suffices.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::task::Waker;
+#[cfg(feature = "tokio")]
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{lock, spin_lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
 
+use super::hooks::Hooks;
 use super::manager::Manager;
 use super::shared::{bump, nanos, PoolShared};
 
@@ -40,6 +44,16 @@ pub(super) struct Maintenance {
 struct MaintenanceState {
     woken: bool,
     stop: bool,
+    /// The async face's maintenance task, while it sleeps.
+    waker: Option<Waker>,
+}
+
+impl MaintenanceState {
+    /// Wakes an async maintenance task that sleeps, after the lock is let
+    /// go by the caller (the waker is taken out here).
+    fn take_waker(&mut self) -> Option<Waker> {
+        self.waker.take()
+    }
 }
 
 /// Why the maintainer woke up.
@@ -72,22 +86,51 @@ impl Maintenance {
     #[inline(never)]
     fn nudge_cold(&self) {
         if !self.wanted.swap(true, Ordering::Relaxed) {
-            lock(&self.state).woken = true;
-            self.wake.notify_one();
+            self.wake_now();
         }
     }
 
     /// Asks for a round now, whatever `wanted` says (the configuration
     /// changed, or objects were retired).
     pub(super) fn wake_now(&self) {
-        lock(&self.state).woken = true;
+        let mut state = lock(&self.state);
+        state.woken = true;
+        let waker = state.take_waker();
+        drop(state);
         self.wake.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     /// Tells the maintainer to exit.
     pub(super) fn stop(&self) {
-        lock(&self.state).stop = true;
+        let mut state = lock(&self.state);
+        state.stop = true;
+        let waker = state.take_waker();
+        drop(state);
         self.wake.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    #[cfg(feature = "tokio")]
+    /// The async face's [`wait`](Self::wait) without its timeout: ready
+    /// once nudged or stopped; stores the task's waker on every poll.
+    pub(super) fn poll_wake(&self, cx: &mut Context<'_>) -> Poll<Wake> {
+        let mut state = lock(&self.state);
+        if state.stop {
+            return Poll::Ready(Wake::Stop);
+        }
+        if state.woken {
+            state.woken = false;
+            drop(state);
+            self.wanted.store(false, Ordering::Relaxed);
+            return Poll::Ready(Wake::Round);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 
     /// Waits until nudged, stopped, or `interval` passes.
@@ -106,35 +149,19 @@ impl Maintenance {
     }
 }
 
-impl<M: Manager> PoolShared<M> {
-    /// Tops the idle objects up to `min_idle`, stopping at the first failure
-    /// (the next round retries).
-    pub(super) fn refill(&self) {
-        loop {
-            let min_idle = self.config.load().min_idle;
-            let counters = &self.counters;
-            // Abandoned creations make nothing to keep. Each count moves on
-            // its own, so the difference may be briefly below zero.
-            let creating = counters
-                .creating
-                .load(Ordering::Relaxed)
-                .saturating_sub(counters.abandoned.load(Ordering::Relaxed));
-            let ready = self.untagged_idle_count() + creating;
-            if ready >= min_idle || !self.create_idle() {
-                return;
-            }
-        }
-    }
-
-    /// Replaces, as room allows, the untagged objects that tagged takes
-    /// took, so that untagged takers keep finding one.
-    pub(super) fn replenish(&self) {
-        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
-        for _ in 0..wanted {
-            if !self.create_idle() {
-                return;
-            }
-        }
+impl<M: Hooks> PoolShared<M> {
+    /// Whether fewer than `min_idle` untagged objects are idle or being
+    /// made for the idle stacks.
+    pub(super) fn short_of_min_idle(&self) -> bool {
+        let min_idle = self.config.load().min_idle;
+        let counters = &self.counters;
+        // Abandoned creations make nothing to keep. Each count moves on
+        // its own, so the difference may be briefly below zero.
+        let creating = counters
+            .creating
+            .load(Ordering::Relaxed)
+            .saturating_sub(counters.abandoned.load(Ordering::Relaxed));
+        self.untagged_idle_count() + creating < min_idle
     }
 
     /// Destroys idle objects whose lifetime ran out, and objects idle longer
@@ -187,6 +214,27 @@ impl<M: Manager> PoolShared<M> {
         for idle in reaped {
             bump(&self.counters.reaped);
             let _ = self.destroy(idle);
+        }
+    }
+}
+
+/// The blocking face's maintainer thread, which creates with
+/// [`Manager::create`].
+impl<M: Manager> PoolShared<M> {
+    /// Tops the idle objects up to `min_idle`, stopping at the first failure
+    /// (the next round retries).
+    pub(super) fn refill(&self) {
+        while self.short_of_min_idle() && self.create_idle() {}
+    }
+
+    /// Replaces, as room allows, the untagged objects that tagged takes
+    /// took, so that untagged takers keep finding one.
+    pub(super) fn replenish(&self) {
+        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+        for _ in 0..wanted {
+            if !self.create_idle() {
+                return;
+            }
         }
     }
 

@@ -58,6 +58,8 @@
 //! reads `closed` only on its cold path (a closed pool has empty stacks),
 //! as an early exit. The counters are `Relaxed` figures.
 
+#[cfg(feature = "tokio")]
+mod async_pool;
 mod builder;
 mod clock;
 mod config;
@@ -68,6 +70,7 @@ mod give_back;
 mod group;
 mod group_wait;
 mod held;
+mod hooks;
 mod idle_stacks;
 mod lifecycle;
 mod maintainer;
@@ -76,6 +79,7 @@ mod member;
 mod owned_pooled;
 mod pending_create;
 mod pooled;
+mod reconfigure;
 mod shared;
 mod status;
 mod sweep;
@@ -90,6 +94,11 @@ use std::time::{Duration, Instant};
 
 use crate::sync::{JoinHandle, Mutex, Ordering};
 
+#[cfg(feature = "tokio")]
+pub use async_pool::{
+    AsyncManaged, AsyncManager, AsyncObjectPool, AsyncObjectPoolBuilder, AsyncOwnedPooled,
+    AsyncPooled,
+};
 pub use builder::ObjectPoolBuilder;
 pub use config::{PoolConfig, DEFAULT_QUEUE_MAX};
 pub use error::{DuplicatePool, TakeError};

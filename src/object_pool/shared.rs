@@ -15,14 +15,14 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 use super::clock::PoolClock;
 use super::config::PoolConfig;
+use super::hooks::Hooks;
 use super::idle_stacks::{idle_stacks, IdleStacks};
 use super::maintainer::Maintenance;
-use super::manager::Manager;
 use super::tags::DynTagShelf;
 use super::wait_queue::WaitQueue;
 
 /// What the pool, its objects and its maintainer share.
-pub(super) struct PoolShared<M: Manager> {
+pub(super) struct PoolShared<M: Hooks> {
     pub(super) manager: M,
     /// The pool's own `Arc`, for the helper threads of bounded creations
     /// (see `create.rs`).
@@ -95,6 +95,8 @@ pub(super) struct Counters {
     pub(super) evicted: AtomicU64,
     /// Creations given up on at a deadline.
     pub(super) create_timeouts: AtomicU64,
+    /// Async takes dropped after their first poll, before they finished.
+    pub(super) cancelled: AtomicU64,
     pub(super) creating: AtomicUsize,
     /// Of those, creations their waiter gave up on: their objects will be
     /// destroyed, so a refill does not count on them.
@@ -108,7 +110,7 @@ pub(super) fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// The engine of a pool of `manager`'s objects with `config`'s limits
     /// over `shards` shards, both checked; `this` is the `Arc` it is made
     /// in (see [`Arc::new_cyclic`](std::sync::Arc::new_cyclic)).

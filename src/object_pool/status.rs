@@ -4,7 +4,7 @@
 use crate::latency::LatencyStats;
 use crate::sync::{lock, spin_lock, AtomicU64, Ordering};
 
-use super::manager::Manager;
+use super::hooks::Hooks;
 use super::shared::PoolShared;
 
 /// A snapshot of an [`ObjectPool`](crate::ObjectPool)'s size, from [`ObjectPool::status`](crate::ObjectPool::status).
@@ -102,11 +102,17 @@ pub struct ObjectPoolStats {
     /// destroyed when its call returns (and counted in `creates` and
     /// `destroyed` then).
     pub create_timeouts: u64,
+    /// Take futures of an [`AsyncObjectPool`](crate::AsyncObjectPool)
+    /// dropped after their first poll and before they finished, whether
+    /// they were queued, creating or already handed something (a take that
+    /// ends with its own `Timeout` counts in `timeouts` instead). Always 0
+    /// for an [`ObjectPool`](crate::ObjectPool).
+    pub cancelled: u64,
     /// How long waiters waited, whatever the outcome.
     pub wait: LatencyStats,
 }
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// Idle untagged objects, ready for any taker.
     pub(super) fn untagged_idle_count(&self) -> usize {
         self.idle
@@ -153,6 +159,7 @@ impl<M: Manager> PoolShared<M> {
             evicted: read(&counters.evicted),
             failed_take_checks: read(&counters.failed_take_checks),
             create_timeouts: read(&counters.create_timeouts),
+            cancelled: read(&counters.cancelled),
             wait: lock(&self.wait_times).summary(),
         }
     }

@@ -5,11 +5,11 @@ use std::panic::resume_unwind;
 
 use crate::sync::{lock, spin_lock, Ordering};
 
-use super::manager::Manager;
+use super::hooks::Hooks;
 use super::member::MemberBox;
 use super::shared::PoolShared;
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// Whether the pool holds more objects than `max_size` allows (after it
     /// was lowered); clears the flag once it fits again. Under the
     /// reconfiguration lock, so a clear cannot undo a newer shrink's flag.

@@ -9,12 +9,13 @@ use crate::admission::home_shard;
 use crate::sync::{spin_lock, Ordering};
 
 use super::error::TakeError;
+use super::hooks::Hooks;
 use super::manager::Manager;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::Handoff;
 
-impl<M: Manager> PoolShared<M> {
+impl<M: Hooks> PoolShared<M> {
     /// The calling thread's home shard.
     #[inline]
     pub(super) fn home(&self) -> usize {
@@ -101,7 +102,7 @@ impl<M: Manager> PoolShared<M> {
         mut member: MemberBox<M::Object>,
     ) -> Option<MemberBox<M::Object>> {
         let object = &mut member.object;
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.check(object)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.check_now(object)));
         if let Ok(true) = outcome {
             return Some(member);
         }
@@ -134,48 +135,19 @@ impl<M: Manager> PoolShared<M> {
         }
     }
 
-    /// [`take_cold`](Self::take_cold) for `try_take`, which counts a refusal.
+    /// Looks for something free for a take that found its home stack
+    /// empty: another shard's idle object, else a free slot, else
+    /// `Overload`. Looks twice, so an object returned or a slot freed while
+    /// the first look went by is still found. Expired objects the looks set
+    /// aside are destroyed, which frees their slots; then it looks again, so
+    /// an expired object never makes a take refuse in the slot it held (a
+    /// take is refused only when every slot holds a live object, in use or
+    /// idle, or one being made). The face then accepts what it found: it
+    /// checks an idle object with `check_on_take`, and makes an object in a
+    /// slot.
     #[cold]
     #[inline(never)]
-    pub(super) fn try_take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let taken = self.take_cold(None);
-        if let Err(TakeError::Overload) = taken {
-            bump(&self.counters.rejected);
-        }
-        taken
-    }
-
-    /// The home stack's top, or else the cold path; `deadline` is the
-    /// take's own, for a creation.
-    #[inline]
-    pub(super) fn try_take(
-        &self,
-        home: usize,
-        deadline: Option<Instant>,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        // No `closed` check here: `close` empties the stacks and nothing is
-        // pushed after, so a closed pool always takes the cold path.
-        match self.pop_idle(home) {
-            Some(idle) => Ok(idle),
-            None => self.take_cold(deadline),
-        }
-    }
-
-    /// Nothing idle at home: another shard's idle object, else a new object,
-    /// else `Overload`. Looks twice, so an object returned or a slot freed
-    /// while the first look went by is still found. Expired objects the
-    /// looks set aside are destroyed, which frees their slots; then it looks
-    /// again, so an expired object never makes a take refuse in the slot it
-    /// held (a take is refused only when every slot holds a live object, in
-    /// use or idle, or one being made). A creation it starts ends by
-    /// `deadline`, the take's own.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn take_cold(
-        &self,
-        deadline: Option<Instant>,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let home = self.home();
+    pub(super) fn look(&self, home: usize) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
         let mut doomed = Vec::new();
         loop {
             if self.gate.closed.load(Ordering::Relaxed) {
@@ -185,11 +157,7 @@ impl<M: Manager> PoolShared<M> {
             let destroyed_any = !doomed.is_empty();
             self.expire_all(std::mem::take(&mut doomed));
             match found {
-                Some(found) => match self.accept_found(found, deadline)? {
-                    Some(member) => return Ok(member),
-                    // It failed its check and was destroyed: look again.
-                    None => continue,
-                },
+                Some(found) => return Ok(found),
                 None if destroyed_any => continue,
                 None => return Err(TakeError::Overload),
             }
@@ -257,5 +225,54 @@ impl<M: Manager> PoolShared<M> {
             return None;
         }
         Some(idle)
+    }
+}
+
+/// The blocking face's takes, which create on the caller's thread.
+impl<M: Manager> PoolShared<M> {
+    /// [`take_cold`](Self::take_cold) for `try_take`, which counts a refusal.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn try_take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let taken = self.take_cold(None);
+        if let Err(TakeError::Overload) = taken {
+            bump(&self.counters.rejected);
+        }
+        taken
+    }
+
+    /// The home stack's top, or else the cold path; `deadline` is the
+    /// take's own, for a creation.
+    #[inline]
+    pub(super) fn try_take(
+        &self,
+        home: usize,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        // No `closed` check here: `close` empties the stacks and nothing is
+        // pushed after, so a closed pool always takes the cold path.
+        match self.pop_idle(home) {
+            Some(idle) => Ok(idle),
+            None => self.take_cold(deadline),
+        }
+    }
+
+    /// Nothing idle at home: what [`look`](Self::look) finds, accepted (a
+    /// new object in a slot it found), else `Overload`. A creation it
+    /// starts ends by `deadline`, the take's own.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn take_cold(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let home = self.home();
+        loop {
+            let found = self.look(home)?;
+            if let Some(member) = self.accept_found(found, deadline)? {
+                return Ok(member);
+            }
+            // It failed its check and was destroyed: look again.
+        }
     }
 }

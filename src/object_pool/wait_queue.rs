@@ -32,6 +32,9 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::task::Waker;
+#[cfg(feature = "tokio")]
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::sync::{lock, wait_timeout, Condvar, Mutex};
@@ -71,8 +74,10 @@ pub(super) struct WaitCell<O> {
 
 #[derive(Debug)]
 enum CellState<O> {
-    /// Nothing handed yet; `open` queues may still serve it.
-    Waiting { open: usize },
+    /// Nothing handed yet; `open` queues may still serve it. An async
+    /// waiter's task waits on `waker` (a blocking one on the condition
+    /// variable).
+    Waiting { open: usize, waker: Option<Waker> },
     /// Handed `handoff` by the queue of member `from` (0 for a lone pool).
     Filled { handoff: Handoff<O>, from: usize },
     /// Its waiter left.
@@ -85,7 +90,10 @@ impl<O> WaitCell<O> {
     pub(super) fn new(deadline: Option<Instant>, queues: usize) -> Arc<Self> {
         Arc::new(WaitCell {
             deadline,
-            state: Mutex::new(CellState::Waiting { open: queues }),
+            state: Mutex::new(CellState::Waiting {
+                open: queues,
+                waker: None,
+            }),
             filled: Condvar::new(),
         })
     }
@@ -95,23 +103,27 @@ impl<O> WaitCell<O> {
     /// is the last open queue's.
     fn fill(&self, handoff: Handoff<O>, from: usize) -> Result<(), Handoff<O>> {
         let mut state = lock(&self.state);
-        let CellState::Waiting { open } = &mut *state else {
+        let CellState::Waiting { open, waker } = &mut *state else {
             return Err(handoff);
         };
         if handoff.is_refusal() && *open > 1 {
             *open -= 1;
             return Ok(());
         }
+        let waker = waker.take();
         *state = CellState::Filled { handoff, from };
         drop(state);
         self.filled.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
         Ok(())
     }
 
     /// One queue will never hold this cell (that member was closed or its
     /// queue full when the waiter came).
     pub(super) fn count_out(&self) {
-        if let CellState::Waiting { open } = &mut *lock(&self.state) {
+        if let CellState::Waiting { open, .. } = &mut *lock(&self.state) {
             *open = open.saturating_sub(1);
         }
     }
@@ -135,6 +147,23 @@ impl<O> WaitCell<O> {
                 None => Duration::from_secs(3600),
             };
             state = wait_timeout(&self.filled, state, timeout);
+        }
+    }
+
+    #[cfg(feature = "tokio")]
+    /// The async waiter's [`wait`](Self::wait), without the deadline (its
+    /// task keeps the timer): ready once filled; stores the task's waker on
+    /// every poll until then.
+    pub(super) fn poll_filled(&self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut *lock(&self.state) {
+            CellState::Waiting { waker, .. } => {
+                match waker {
+                    Some(stored) if stored.will_wake(cx.waker()) => {}
+                    _ => *waker = Some(cx.waker().clone()),
+                }
+                Poll::Pending
+            }
+            CellState::Filled { .. } | CellState::Gone => Poll::Ready(()),
         }
     }
 

@@ -7,29 +7,41 @@ use std::time::Instant;
 use crate::sync::{lock, Ordering};
 
 use super::error::TakeError;
+use super::hooks::Hooks;
 use super::manager::Manager;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::{Handoff, WaitCell};
 
-impl<M: Manager> PoolShared<M> {
-    /// Joins the wait queue, unless something is free after all, and waits
-    /// until `deadline` (`None`: no end). A creation for this taker ends by
-    /// the deadline too.
+/// Where a taker stands after trying to join the queue.
+pub(super) enum Joined<O> {
+    /// Something was free after all (found under the queue lock): the
+    /// taker accepts it as its own search's find.
+    Found(Handoff<O>),
+    /// Queued under `key`: the taker waits for `cell` to be filled.
+    Queued { key: u64, cell: Arc<WaitCell<O>> },
+}
+
+impl<M: Hooks> PoolShared<M> {
+    /// Joins the wait queue until `deadline` (`None`: no end), unless
+    /// something is free after all: registers first, then looks (see the
+    /// module's `# Protocol`).
+    ///
+    /// # Errors
+    ///
+    /// `Closed`, or `QueueFull` (counted) when `queue_max` takers wait.
     #[cold]
     #[inline(never)]
-    pub(super) fn wait_for(
+    pub(super) fn join_queue(
         &self,
         deadline: Option<Instant>,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let started = Instant::now();
+    ) -> Result<Joined<M::Object>, TakeError<M::Error>> {
         let home = self.home();
         let cell = WaitCell::new(deadline, 1);
         let mut queue = lock(&self.waiters);
         if self.gate.closed.load(Ordering::Relaxed) {
             return Err(TakeError::Closed);
         }
-        // Register first, then look: see the module's `# Protocol`.
         let key = queue.push(Arc::clone(&cell), 0);
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
         // Expired objects the scan meets are destroyed only once the lock
@@ -42,12 +54,7 @@ impl<M: Manager> PoolShared<M> {
             drop(queue);
             self.expire_all(doomed);
             return match found {
-                Some(handoff) => match self.accept_found(handoff, deadline)? {
-                    Some(member) => Ok(member),
-                    // It failed its check and was destroyed: look again,
-                    // by the same deadline.
-                    None => self.wait_for(deadline),
-                },
+                Some(handoff) => Ok(Joined::Found(handoff)),
                 None => {
                     bump(&self.counters.rejected);
                     Err(TakeError::QueueFull)
@@ -57,8 +64,18 @@ impl<M: Manager> PoolShared<M> {
         drop(queue);
         self.expire_all(doomed);
         bump(&self.counters.waits);
+        Ok(Joined::Queued { key, cell })
+    }
 
-        cell.wait();
+    /// The waiter queued under `key` stops waiting (filled, timed out or
+    /// dropped): what it was handed, or `Expired` once it is out of the
+    /// queue. Its wait, from `started`, is recorded.
+    pub(super) fn stop_waiting(
+        &self,
+        key: u64,
+        cell: &WaitCell<M::Object>,
+        started: Instant,
+    ) -> Handoff<M::Object> {
         let handoff = match cell.leave() {
             Some((handoff, _)) => handoff,
             None => {
@@ -67,45 +84,31 @@ impl<M: Manager> PoolShared<M> {
             }
         };
         lock(&self.wait_times).record(started.elapsed());
-        self.accept(handoff, deadline)
+        handoff
     }
 
-    /// Takes the waiter with `key` out of the queue, if it is still there.
-    pub(super) fn unqueue(&self, key: u64) {
-        let mut queue = lock(&self.waiters);
-        if queue.remove(key) {
-            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        }
-    }
-
-    /// What a taker does with what its own search found: as
-    /// [`accept`](Self::accept), but an object found idle is checked first
-    /// when `check_on_take` is set (outside every lock); `Ok(None)` if it
-    /// failed and was destroyed, and the take must look again.
-    pub(super) fn accept_found(
-        &self,
-        found: Handoff<M::Object>,
-        deadline: Option<Instant>,
-    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
-        match found {
-            Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
-                Ok(self.check_taken(member))
+    #[cfg(feature = "tokio")]
+    /// Gives back what a taker was handed and will not use (its future was
+    /// dropped): an object goes back idle, or to the next waiter; a slot to
+    /// the next waiter, or is freed.
+    pub(super) fn hand_on(&self, handoff: Handoff<M::Object>) {
+        match handoff {
+            Handoff::Object(member) => {
+                let home = member.home;
+                self.put_idle(member, home);
             }
-            found => self.accept(found, deadline).map(Some),
+            Handoff::Slot(shard) => self.free_slot(shard),
+            Handoff::Closed | Handoff::QueueFull | Handoff::Expired => {}
         }
     }
 
-    /// What a taker does with what it was handed, or found. An object handed
-    /// by a returner was checked on its return, and a new one needs none;
-    /// one made for a slot is made by `deadline`, the take's own.
-    pub(super) fn accept(
+    /// The answers that are not something to use, as the take's error
+    /// (counted): `Ok` hands back an object or a slot.
+    pub(super) fn refuse_unless_served(
         &self,
         handoff: Handoff<M::Object>,
-        deadline: Option<Instant>,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+    ) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
         match handoff {
-            Handoff::Object(idle) => Ok(idle),
-            Handoff::Slot(shard) => self.create_for_taker(shard, deadline),
             Handoff::Closed => Err(TakeError::Closed),
             Handoff::QueueFull => {
                 bump(&self.counters.rejected);
@@ -115,6 +118,15 @@ impl<M: Manager> PoolShared<M> {
                 bump(&self.counters.timeouts);
                 Err(TakeError::Timeout)
             }
+            served => Ok(served),
+        }
+    }
+
+    /// Takes the waiter with `key` out of the queue, if it is still there.
+    pub(super) fn unqueue(&self, key: u64) {
+        let mut queue = lock(&self.waiters);
+        if queue.remove(key) {
+            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
         }
     }
 
@@ -157,5 +169,66 @@ impl<M: Manager> PoolShared<M> {
             }
         }
         self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+    }
+}
+
+/// The blocking face's waits, which create on the caller's thread.
+impl<M: Manager> PoolShared<M> {
+    /// Joins the wait queue, unless something is free after all, and waits
+    /// until `deadline` (`None`: no end). A creation for this taker ends by
+    /// the deadline too.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wait_for(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let started = Instant::now();
+        let (key, cell) = match self.join_queue(deadline)? {
+            Joined::Found(found) => {
+                return match self.accept_found(found, deadline)? {
+                    Some(member) => Ok(member),
+                    // It failed its check and was destroyed: look again,
+                    // by the same deadline.
+                    None => self.wait_for(deadline),
+                };
+            }
+            Joined::Queued { key, cell } => (key, cell),
+        };
+        cell.wait();
+        let handoff = self.stop_waiting(key, &cell, started);
+        self.accept(handoff, deadline)
+    }
+
+    /// What a taker does with what its own search found: as
+    /// [`accept`](Self::accept), but an object found idle is checked first
+    /// when `check_on_take` is set (outside every lock); `Ok(None)` if it
+    /// failed and was destroyed, and the take must look again.
+    pub(super) fn accept_found(
+        &self,
+        found: Handoff<M::Object>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
+        match found {
+            Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
+                Ok(self.check_taken(member))
+            }
+            found => self.accept(found, deadline).map(Some),
+        }
+    }
+
+    /// What a taker does with what it was handed, or found. An object handed
+    /// by a returner was checked on its return, and a new one needs none;
+    /// one made for a slot is made by `deadline`, the take's own.
+    pub(super) fn accept(
+        &self,
+        handoff: Handoff<M::Object>,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        match self.refuse_unless_served(handoff)? {
+            Handoff::Slot(shard) => self.create_for_taker(shard, deadline),
+            Handoff::Object(idle) => Ok(idle),
+            _ => unreachable!("refusals were answered"),
+        }
     }
 }

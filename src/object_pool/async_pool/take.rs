@@ -1,0 +1,216 @@
+//! Taking an object for the async face: the same idle stacks, slots and
+//! FIFO queue as the blocking face; a waiter waits on its task's waker
+//! instead of a condition variable, and a creation is a future.
+//!
+//! # Cancel safety
+//!
+//! A take future may be dropped at any `.await`; a guard then hands on
+//! whatever the take held: a queued waiter leaves the queue, and what it
+//! was handed goes to the next waiter or back idle ([`Queued`]); an object
+//! under `check` goes back idle, unchecked ([`Checking`]); a creation's
+//! future is dropped and then its slot freed (`create.rs`). A take that
+//! was polled and dropped unfinished is counted in `cancelled`
+//! ([`TakeWatch`]).
+
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::sync::{AtomicU64, Ordering};
+
+use super::super::error::TakeError;
+use super::super::held::Held;
+use super::super::member::MemberBox;
+use super::super::shared::{bump, PoolShared};
+use super::super::wait_queue::{Handoff, WaitCell};
+use super::super::waiters::Joined;
+use super::manager::{AsyncManaged, AsyncManager};
+
+/// Counts a take future dropped after its first poll and before it
+/// finished.
+pub(super) struct TakeWatch<'a> {
+    cancelled: &'a AtomicU64,
+    finished: bool,
+}
+
+impl<'a> TakeWatch<'a> {
+    pub(super) fn new(cancelled: &'a AtomicU64) -> Self {
+        TakeWatch {
+            cancelled,
+            finished: false,
+        }
+    }
+
+    /// The take answered: not a cancellation.
+    pub(super) fn finish<T>(mut self, answer: T) -> T {
+        self.finished = true;
+        answer
+    }
+}
+
+impl Drop for TakeWatch<'_> {
+    fn drop(&mut self) {
+        // A panic in a poll is not a cancellation.
+        if !self.finished && !std::thread::panicking() {
+            self.cancelled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// An object taken from idle while `check` runs on it: if the take is
+/// dropped meanwhile, the object goes back idle (it was never used); if the
+/// check panics, it is destroyed.
+struct Checking<'a, M: AsyncManager> {
+    shared: &'a PoolShared<AsyncManaged<M>>,
+    held: Held<M::Object>,
+}
+
+impl<M: AsyncManager> Drop for Checking<'_, M> {
+    fn drop(&mut self) {
+        if let Some(member) = self.held.take() {
+            if std::thread::panicking() {
+                bump(&self.shared.counters.discarded_pops);
+                bump(&self.shared.counters.failed_take_checks);
+                let _ = self.shared.destroy(member);
+            } else {
+                let home = member.home;
+                self.shared.put_idle(member, home);
+            }
+        }
+    }
+}
+
+/// A waiter in the queue: if its take is dropped, it leaves the queue and
+/// hands on what it was handed, if anything.
+struct Queued<'a, M: AsyncManager> {
+    shared: &'a PoolShared<AsyncManaged<M>>,
+    key: u64,
+    cell: Arc<WaitCell<M::Object>>,
+    started: Instant,
+    left: bool,
+}
+
+impl<M: AsyncManager> Queued<'_, M> {
+    /// Stops waiting: what was handed, or `Expired`.
+    fn leave(mut self) -> Handoff<M::Object> {
+        self.left = true;
+        self.shared.stop_waiting(self.key, &self.cell, self.started)
+    }
+}
+
+impl<M: AsyncManager> Drop for Queued<'_, M> {
+    fn drop(&mut self) {
+        if !self.left {
+            let handoff = self.shared.stop_waiting(self.key, &self.cell, self.started);
+            self.shared.hand_on(handoff);
+        }
+    }
+}
+
+impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
+    /// With `check_on_take`, awaits [`AsyncManager::check`] on an object
+    /// found idle: `None` if it failed, and was destroyed (its slot freed,
+    /// to a waiter first).
+    async fn checked(&self, member: MemberBox<M::Object>) -> Option<MemberBox<M::Object>> {
+        if !self.gate.check_on_take.load(Ordering::Relaxed) {
+            return Some(member);
+        }
+        let mut checking = Checking {
+            shared: self,
+            held: Held::new(member),
+        };
+        let object = &mut checking.held.object_mut();
+        let works = self.manager.0.check(object).await;
+        let member = checking.held.take_member();
+        if works {
+            return Some(member);
+        }
+        bump(&self.counters.discarded_pops);
+        bump(&self.counters.failed_take_checks);
+        self.destroy_or_resume(member);
+        None
+    }
+
+    /// What a taker does with what it found or was handed: an object found
+    /// idle is checked (`Ok(None)` if it failed), a slot gets a new object
+    /// made by `deadline`; the refusals are answered.
+    async fn accept_async(
+        &self,
+        handoff: Handoff<M::Object>,
+        found_idle: bool,
+        deadline: Option<Instant>,
+    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
+        match self.refuse_unless_served(handoff)? {
+            Handoff::Object(member) if found_idle => Ok(self.checked(member).await),
+            Handoff::Object(member) => Ok(Some(member)),
+            Handoff::Slot(shard) => self.create_for_async_taker(shard, deadline).await.map(Some),
+            _ => Err(TakeError::Closed),
+        }
+    }
+
+    /// An idle object (checked), else a new one in a free slot, else
+    /// `Overload`; a creation ends by `deadline`.
+    pub(super) async fn take_now(
+        &self,
+        home: usize,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        if let Some(member) = self.pop_idle(home) {
+            if let Some(member) = self.checked(member).await {
+                return Ok(member);
+            }
+        }
+        loop {
+            let found = self.look(home)?;
+            if let Some(member) = self.accept_async(found, true, deadline).await? {
+                return Ok(member);
+            }
+        }
+    }
+
+    /// [`take_now`](Self::take_now), else waits in the queue until
+    /// `deadline` (`None`: no end).
+    pub(super) async fn take_waiting(
+        &self,
+        home: usize,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        match self.take_now(home, deadline).await {
+            Err(TakeError::Overload) => {}
+            taken => return taken,
+        }
+        loop {
+            let started = Instant::now();
+            let (key, cell) = match self.join_queue(deadline)? {
+                Joined::Found(found) => {
+                    match self.accept_async(found, true, deadline).await? {
+                        Some(member) => return Ok(member),
+                        // It failed its check: look again, by the same
+                        // deadline.
+                        None => continue,
+                    }
+                }
+                Joined::Queued { key, cell } => (key, cell),
+            };
+            let queued = Queued {
+                shared: self,
+                key,
+                cell,
+                started,
+                left: false,
+            };
+            let filled = poll_fn(|cx| queued.cell.poll_filled(cx));
+            match deadline {
+                Some(deadline) => {
+                    let _ = tokio::time::timeout_at(deadline.into(), filled).await;
+                }
+                None => filled.await,
+            }
+            // Handed straight from a returner: not checked.
+            let handoff = queued.leave();
+            if let Some(member) = self.accept_async(handoff, false, deadline).await? {
+                return Ok(member);
+            }
+        }
+    }
+}
