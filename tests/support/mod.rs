@@ -3,6 +3,7 @@
 //! warning here.
 #![allow(dead_code)]
 
+pub mod async_objects;
 pub mod block_on;
 pub mod homes;
 pub mod model_config;
