@@ -1,0 +1,62 @@
+//! AsyncObjectPool on a real Redis (#19): runs `examples/redis_pool`,
+//! which starts `redis-server` on a free port of 127.0.0.1, runs SET/GET
+//! round trips from more tasks than connections, kills and restarts the
+//! server, and has `check_on_take` replace the broken connections.
+//!
+//! It needs `redis-server` on the `PATH` (`.ci/run` installs Debian's
+//! package); without it the test fails, it never skips. The test has cargo
+//! build the example (`cargo test` builds examples only as test harnesses).
+#![cfg(feature = "tokio")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Builds the example with the features of this test run's crate, and
+/// returns its binary, beside this test's directory:
+/// `target/<profile>/examples`.
+fn example() -> PathBuf {
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--example", "redis_pool", "--all-features"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "cargo build --example redis_pool failed");
+    let test = std::env::current_exe().expect("the test's own path");
+    test.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>")
+        .join("examples")
+        .join("redis_pool")
+}
+
+#[test]
+fn a_pool_of_real_redis_connections_survives_a_server_restart() {
+    let found = Command::new("redis-server").arg("--version").output();
+    assert!(
+        found.is_ok_and(|output| output.status.success()),
+        "redis-server is not installed: this test needs it (Debian: apt-get install redis-server)"
+    );
+    let output = Command::new(example())
+        .args(["--tasks", "16", "--max-size", "3", "--rounds", "20"])
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "every round trip of the first wave succeeded",
+        "tasks beyond max_size waited their turn",
+        "check_on_take found the broken connections and destroyed them",
+        "no caller was handed a broken connection",
+        "all checks passed",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+}
