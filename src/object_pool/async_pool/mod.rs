@@ -29,7 +29,7 @@ use super::shared::PoolShared;
 use super::status::{ObjectPoolStats, PoolStatus};
 pub use manager::{AsyncManaged, AsyncManager};
 pub use pooled::{AsyncOwnedPooled, AsyncPooled};
-use take::TakeWatch;
+use take::{FoundIdle, TakeWatch};
 
 /// Configures an [`AsyncObjectPool`]: the same settings as
 /// [`ObjectPool`](crate::ObjectPool)'s builder; `build` is async.
@@ -153,9 +153,28 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// ```
     pub async fn try_take(&self) -> Result<AsyncPooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        let watch = TakeWatch::new(&shared.counters.cancelled);
         let home = shared.home();
-        let taken = shared.take_now(home, None).await;
+        let popped = match shared.pop_idle(home) {
+            Some(member) if !shared.gate.check_on_take.load(Ordering::Relaxed) => {
+                return Ok(AsyncPooled::new(shared, member, home));
+            }
+            popped => popped.map(|member| FoundIdle::new(shared, member)),
+        };
+        // Boxed: the fast path's future stays a few words, whatever the
+        // manager's futures weigh.
+        Box::pin(self.try_take_cold(home, popped)).await
+    }
+
+    /// `try_take` past a plain pop: a check, another stack, a creation.
+    #[cold]
+    async fn try_take_cold<'a>(
+        &'a self,
+        home: usize,
+        popped: Option<FoundIdle<'a, M>>,
+    ) -> Result<AsyncPooled<'a, M>, TakeError<M::Error>> {
+        let shared = &*self.shared;
+        let watch = TakeWatch::new(&shared.counters.cancelled);
+        let taken = shared.take_now(home, popped, None).await;
         if let Err(TakeError::Overload) = taken {
             super::shared::bump(&shared.counters.rejected);
         }
@@ -213,10 +232,29 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// ```
     pub async fn take(&self, timeout: Duration) -> Result<AsyncPooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        let watch = TakeWatch::new(&shared.counters.cancelled);
         let home = shared.home();
+        let popped = match shared.pop_idle(home) {
+            Some(member) if !shared.gate.check_on_take.load(Ordering::Relaxed) => {
+                return Ok(AsyncPooled::new(shared, member, home));
+            }
+            popped => popped.map(|member| FoundIdle::new(shared, member)),
+        };
+        Box::pin(self.take_cold(home, popped, timeout)).await
+    }
+
+    /// `take` past a plain pop: a check, another stack, a creation, a wait.
+    /// The deadline is read here, on a miss only.
+    #[cold]
+    async fn take_cold<'a>(
+        &'a self,
+        home: usize,
+        popped: Option<FoundIdle<'a, M>>,
+        timeout: Duration,
+    ) -> Result<AsyncPooled<'a, M>, TakeError<M::Error>> {
+        let shared = &*self.shared;
+        let watch = TakeWatch::new(&shared.counters.cancelled);
         let deadline = Instant::now().checked_add(timeout);
-        let taken = shared.take_waiting(home, deadline).await;
+        let taken = shared.take_waiting(home, popped, deadline).await;
         watch.finish(taken.map(|member| AsyncPooled::new(shared, member, home)))
     }
 

@@ -57,15 +57,27 @@ impl Drop for TakeWatch<'_> {
     }
 }
 
-/// An object taken from idle while `check` runs on it: if the take is
-/// dropped meanwhile, the object goes back idle (it was never used); if the
-/// check panics, it is destroyed.
-struct Checking<'a, M: AsyncManager> {
+/// An object found idle and not yet handed out (its `check` may run): if
+/// the take is dropped meanwhile, the object goes back idle (it was never
+/// used); if the check panics, it is destroyed.
+pub(super) struct FoundIdle<'a, M: AsyncManager> {
     shared: &'a PoolShared<AsyncManaged<M>>,
     held: Held<M::Object>,
 }
 
-impl<M: AsyncManager> Drop for Checking<'_, M> {
+impl<'a, M: AsyncManager> FoundIdle<'a, M> {
+    pub(super) fn new(
+        shared: &'a PoolShared<AsyncManaged<M>>,
+        member: MemberBox<M::Object>,
+    ) -> Self {
+        FoundIdle {
+            shared,
+            held: Held::new(member),
+        }
+    }
+}
+
+impl<M: AsyncManager> Drop for FoundIdle<'_, M> {
     fn drop(&mut self) {
         if let Some(member) = self.held.take() {
             if std::thread::panicking() {
@@ -111,17 +123,12 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     /// With `check_on_take`, awaits [`AsyncManager::check`] on an object
     /// found idle: `None` if it failed, and was destroyed (its slot freed,
     /// to a waiter first).
-    async fn checked(&self, member: MemberBox<M::Object>) -> Option<MemberBox<M::Object>> {
+    async fn checked(&self, mut found: FoundIdle<'_, M>) -> Option<MemberBox<M::Object>> {
         if !self.gate.check_on_take.load(Ordering::Relaxed) {
-            return Some(member);
+            return Some(found.held.take_member());
         }
-        let mut checking = Checking {
-            shared: self,
-            held: Held::new(member),
-        };
-        let object = &mut checking.held.object_mut();
-        let works = self.manager.0.check(object).await;
-        let member = checking.held.take_member();
+        let works = self.manager.0.check(found.held.object_mut()).await;
+        let member = found.held.take_member();
         if works {
             return Some(member);
         }
@@ -141,22 +148,26 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         deadline: Option<Instant>,
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         match self.refuse_unless_served(handoff)? {
-            Handoff::Object(member) if found_idle => Ok(self.checked(member).await),
+            Handoff::Object(member) if found_idle => {
+                Ok(self.checked(FoundIdle::new(self, member)).await)
+            }
             Handoff::Object(member) => Ok(Some(member)),
             Handoff::Slot(shard) => self.create_for_async_taker(shard, deadline).await.map(Some),
             _ => Err(TakeError::Closed),
         }
     }
 
-    /// An idle object (checked), else a new one in a free slot, else
+    /// The object the home stack gave (`popped`), checked, else another
+    /// idle object (checked), else a new one in a free slot, else
     /// `Overload`; a creation ends by `deadline`.
     pub(super) async fn take_now(
         &self,
         home: usize,
+        popped: Option<FoundIdle<'_, M>>,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        if let Some(member) = self.pop_idle(home) {
-            if let Some(member) = self.checked(member).await {
+        if let Some(found) = popped {
+            if let Some(member) = self.checked(found).await {
                 return Ok(member);
             }
         }
@@ -173,9 +184,10 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     pub(super) async fn take_waiting(
         &self,
         home: usize,
+        popped: Option<FoundIdle<'_, M>>,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        match self.take_now(home, deadline).await {
+        match self.take_now(home, popped, deadline).await {
             Err(TakeError::Overload) => {}
             taken => return taken,
         }
