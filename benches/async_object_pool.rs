@@ -258,14 +258,19 @@ impl sidejob::AsyncManager for RedisManager {
     async fn create(&self) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
         self.0.get_multiplexed_async_connection().await
     }
+
+    async fn check(&self, connection: &mut redis::aio::MultiplexedConnection) -> bool {
+        let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(connection).await;
+        matches!(pong.as_deref(), Ok("PONG"))
+    }
 }
 
 /// Connections per pool in the Redis comparison.
 const REDIS_CONNECTIONS: usize = 4;
 
-/// One pool's GETs from `tasks` tasks for `duration`: (GETs per second,
-/// p50, p99 of take + GET + return).
-async fn redis_load<F, Fut>(tasks: usize, duration: Duration, get: F) -> (f64, Duration, Duration)
+/// One pool's GETs from `tasks` tasks for `duration`: GETs per second, and
+/// the p50, p99 and max of take + GET + return.
+async fn redis_load<F, Fut>(tasks: usize, duration: Duration, get: F) -> [f64; 4]
 where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send,
@@ -297,8 +302,13 @@ where
         all.add(handle.await.unwrap()).unwrap();
     }
     let rate = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
-    let quantile = |q| Duration::from_nanos(all.value_at_quantile(q));
-    (rate, quantile(0.5), quantile(0.99))
+    let micros = |nanos: u64| nanos as f64 / 1000.0;
+    [
+        rate,
+        micros(all.value_at_quantile(0.5)),
+        micros(all.value_at_quantile(0.99)),
+        micros(all.max()),
+    ]
 }
 
 fn redis_comparison(_: &mut Criterion) {
@@ -349,45 +359,77 @@ fn redis_comparison(_: &mut Criterion) {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let sidejob_pool = Arc::new(
-            sidejob::AsyncObjectPool::builder(RedisManager(client))
-                .max_size(REDIS_CONNECTIONS)
-                .init_size(REDIS_CONNECTIONS)
-                .build()
-                .await
-                .unwrap(),
-        );
+        let sidejob_pool = |check: bool| {
+            let client = client.clone();
+            async move {
+                Arc::new(
+                    sidejob::AsyncObjectPool::builder(RedisManager(client))
+                        .max_size(REDIS_CONNECTIONS)
+                        .init_size(REDIS_CONNECTIONS)
+                        .check_on_take(check)
+                        .build()
+                        .await
+                        .unwrap(),
+                )
+            }
+        };
+        let bb8_pool = |check: bool| {
+            let url = url.clone();
+            async move {
+                bb8::Pool::builder()
+                    .max_size(REDIS_CONNECTIONS as u32)
+                    .test_on_check_out(check)
+                    .build(bb8_redis::RedisConnectionManager::new(url.as_str()).unwrap())
+                    .await
+                    .unwrap()
+            }
+        };
         let mut config = deadpool_redis::Config::from_url(url.as_str());
         config.pool = Some(deadpool_redis::PoolConfig::new(REDIS_CONNECTIONS));
         let deadpool_pool = config
             .create_pool(Some(deadpool_redis::Runtime::Tokio1))
             .unwrap();
-        let bb8_pool = bb8::Pool::builder()
-            .max_size(REDIS_CONNECTIONS as u32)
-            .build(bb8_redis::RedisConnectionManager::new(url.as_str()).unwrap())
-            .await
-            .unwrap();
+        let duration = Duration::from_secs(3);
         println!(
-            "redis GET round trips, {REDIS_CONNECTIONS} connections, 3 s each, 2 tokio workers"
+            "redis GET round trips, {REDIS_CONNECTIONS} connections per pool, {} s per row, 2 tokio workers",
+            duration.as_secs()
         );
-        println!("| pool | tasks | GET/s | p50 | p99 |\n|---|---|---|---|---|");
+        println!("| pool | check on take | tasks | GET/s | p50 µs | p99 µs | max µs |");
+        println!("|---|---|---|---|---|---|---|");
         for tasks in [REDIS_CONNECTIONS, 8 * REDIS_CONNECTIONS] {
-            let duration = Duration::from_secs(3);
-            let pool = Arc::clone(&sidejob_pool);
-            let sidejob = redis_load(tasks, duration, move || {
-                let pool = Arc::clone(&pool);
-                async move {
-                    let mut connection = pool.take(Duration::from_secs(5)).await.unwrap();
-                    let _: String = redis::cmd("GET")
-                        .arg("key")
-                        .query_async(&mut *connection)
-                        .await
-                        .unwrap();
-                }
-            })
-            .await;
+            let mut rows = Vec::new();
+            for check in [true, false] {
+                let pool = sidejob_pool(check).await;
+                let figures = redis_load(tasks, duration, move || {
+                    let pool = Arc::clone(&pool);
+                    async move {
+                        let mut connection = pool.take(Duration::from_secs(5)).await.unwrap();
+                        let _: String = redis::cmd("GET")
+                            .arg("key")
+                            .query_async(&mut *connection)
+                            .await
+                            .unwrap();
+                    }
+                })
+                .await;
+                rows.push(("sidejob", if check { "PING" } else { "none" }, figures));
+                let pool = bb8_pool(check).await;
+                let figures = redis_load(tasks, duration, move || {
+                    let pool = pool.clone();
+                    async move {
+                        let mut connection = pool.get().await.unwrap();
+                        let _: String = redis::cmd("GET")
+                            .arg("key")
+                            .query_async(&mut *connection)
+                            .await
+                            .unwrap();
+                    }
+                })
+                .await;
+                rows.push(("bb8-redis", if check { "PING" } else { "none" }, figures));
+            }
             let pool = deadpool_pool.clone();
-            let deadpool = redis_load(tasks, duration, move || {
+            let figures = redis_load(tasks, duration, move || {
                 let pool = pool.clone();
                 async move {
                     let mut connection = pool.get().await.unwrap();
@@ -399,25 +441,9 @@ fn redis_comparison(_: &mut Criterion) {
                 }
             })
             .await;
-            let pool = bb8_pool.clone();
-            let bb8 = redis_load(tasks, duration, move || {
-                let pool = pool.clone();
-                async move {
-                    let mut connection = pool.get().await.unwrap();
-                    let _: String = redis::cmd("GET")
-                        .arg("key")
-                        .query_async(&mut *connection)
-                        .await
-                        .unwrap();
-                }
-            })
-            .await;
-            for (name, (rate, p50, p99)) in [
-                ("sidejob", sidejob),
-                ("deadpool-redis", deadpool),
-                ("bb8-redis", bb8),
-            ] {
-                println!("| {name} | {tasks} | {rate:.0} | {p50:.1?} | {p99:.1?} |");
+            rows.push(("deadpool-redis", "UNWATCH+PING (always)", figures));
+            for (name, check, [rate, p50, p99, max]) in rows {
+                println!("| {name} | {check} | {tasks} | {rate:.0} | {p50:.0} | {p99:.0} | {max:.0} |");
             }
         }
     });

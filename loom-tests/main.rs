@@ -39,6 +39,8 @@ impl Holders {
     }
 }
 
+#[cfg(feature = "tokio")]
+mod async_object_pool;
 mod object_pool;
 mod resource;
 mod supervisor;

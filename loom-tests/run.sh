@@ -15,4 +15,4 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export RUSTFLAGS="${RUSTFLAGS:-} --cfg sidejob_loom -C debug-assertions"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/loom}"
 
-cargo test --release --test loom -- --test-threads="$(nproc)" "$@"
+cargo test --release --features tokio --test loom -- --test-threads="$(nproc)" "$@"
