@@ -51,7 +51,7 @@ mod object_pool;
 #[cfg(feature = "tokio")]
 pub use object_pool::{
     AsyncManaged, AsyncManager, AsyncObjectPool, AsyncObjectPoolBuilder, AsyncOwnedPooled,
-    AsyncPooled,
+    AsyncPooled, AsyncTaggedManager,
 };
 pub use object_pool::{
     DuplicatePool, Manager, ObjectPool, ObjectPoolBuilder, ObjectPoolStats, OwnedPooled,

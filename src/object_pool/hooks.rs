@@ -6,7 +6,8 @@
 //! these; creation differs between the faces (a call or a future) and is
 //! done by each face in its own module.
 
-use super::manager::Manager;
+use super::manager::{Manager, TaggedManager};
+use super::tags::PoolTag;
 
 /// What the engine calls on a manager.
 pub(super) trait Hooks: Send + Sync + 'static {
@@ -37,4 +38,15 @@ impl<M: Manager> Hooks for M {
     fn destroy_object(&self, object: M::Object) {
         self.destroy(object);
     }
+}
+
+/// What the engine's tag shelf and tagged lookups need of a tagging
+/// manager: its tag type. Teaching a tag differs between the faces.
+pub(super) trait TagHooks: Hooks {
+    /// What an object learns.
+    type Tag: PoolTag;
+}
+
+impl<M: TaggedManager> TagHooks for M {
+    type Tag = M::Tag;
 }

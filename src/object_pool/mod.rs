@@ -97,7 +97,7 @@ use crate::sync::{JoinHandle, Mutex, Ordering};
 #[cfg(feature = "tokio")]
 pub use async_pool::{
     AsyncManaged, AsyncManager, AsyncObjectPool, AsyncObjectPoolBuilder, AsyncOwnedPooled,
-    AsyncPooled,
+    AsyncPooled, AsyncTaggedManager,
 };
 pub use builder::ObjectPoolBuilder;
 pub use config::{PoolConfig, DEFAULT_QUEUE_MAX};

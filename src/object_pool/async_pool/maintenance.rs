@@ -8,6 +8,8 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
 
+use crate::sync::Ordering;
+
 use super::super::maintainer::Wake;
 use super::super::shared::PoolShared;
 use super::manager::{AsyncManaged, AsyncManager};
@@ -21,6 +23,13 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             let _ = contain_panics(async {
                 self.reap();
                 while self.short_of_min_idle() && self.create_idle_async().await {}
+                // Replaces the untagged objects that tagged takes took.
+                let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+                for _ in 0..wanted {
+                    if !self.create_idle_async().await {
+                        break;
+                    }
+                }
             })
             .await;
             let interval = self.config.load().maintenance_interval();

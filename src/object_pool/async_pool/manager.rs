@@ -4,7 +4,8 @@
 
 use std::future::Future;
 
-use super::super::hooks::Hooks;
+use super::super::hooks::{Hooks, TagHooks};
+use super::super::tags::PoolTag;
 
 /// Makes, checks and destroys the objects of an
 /// [`AsyncObjectPool`](crate::AsyncObjectPool): the async counterpart of
@@ -94,4 +95,52 @@ impl<M: AsyncManager> Hooks for AsyncManaged<M> {
     fn destroy_object(&self, object: M::Object) {
         self.0.destroy(object);
     }
+}
+
+/// Teaches the objects of an [`AsyncObjectPool`](crate::AsyncObjectPool)
+/// their tags, for
+/// [`take_tagged`](crate::AsyncObjectPool::take_tagged): the async
+/// counterpart of [`TaggedManager`](crate::TaggedManager).
+///
+/// # Examples
+///
+/// ```
+/// struct Workers;
+///
+/// impl sidejob::AsyncManager for Workers {
+///     type Object = Vec<String>; // what each worker has loaded
+///     type Error = std::io::Error;
+///     async fn create(&self) -> std::io::Result<Vec<String>> {
+///         Ok(Vec::new())
+///     }
+/// }
+///
+/// impl sidejob::AsyncTaggedManager for Workers {
+///     type Tag = (String, String); // (database, design document)
+///     async fn tag(&self, loaded: &mut Vec<String>, tag: &Self::Tag) -> std::io::Result<()> {
+///         loaded.push(format!("{}/{}", tag.0, tag.1));
+///         Ok(())
+///     }
+/// }
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub trait AsyncTaggedManager: AsyncManager {
+    /// What an object learns, as [`TaggedManager::Tag`](crate::TaggedManager::Tag).
+    type Tag: PoolTag;
+
+    /// Teaches `object` the tag (loads a design document into a query
+    /// server, selects a database on a connection). An error destroys the
+    /// object and fails the take. Default: does nothing.
+    fn tag(
+        &self,
+        object: &mut Self::Object,
+        tag: &Self::Tag,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = (object, tag);
+        std::future::ready(Ok(()))
+    }
+}
+
+impl<M: AsyncTaggedManager> TagHooks for AsyncManaged<M> {
+    type Tag = M::Tag;
 }

@@ -13,6 +13,7 @@ mod create;
 mod maintenance;
 mod manager;
 mod pooled;
+mod tagged;
 mod take;
 
 use std::fmt;
@@ -27,7 +28,7 @@ use super::config::PoolConfig;
 use super::error::TakeError;
 use super::shared::PoolShared;
 use super::status::{ObjectPoolStats, PoolStatus};
-pub use manager::{AsyncManaged, AsyncManager};
+pub use manager::{AsyncManaged, AsyncManager, AsyncTaggedManager};
 pub use pooled::{AsyncOwnedPooled, AsyncPooled};
 use take::{FoundIdle, TakeWatch};
 

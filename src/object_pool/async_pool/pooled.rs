@@ -85,6 +85,11 @@ impl<'a, M: AsyncManager> AsyncPooled<'a, M> {
         }
     }
 
+    /// The member box, for the tag.
+    pub(super) fn member(&self) -> Option<&MemberBox<M::Object>> {
+        self.held.member()
+    }
+
     /// Holds the pool by `Arc` instead, for an [`AsyncOwnedPooled`].
     pub(super) fn into_owned(
         mut this: Self,
@@ -150,6 +155,11 @@ impl<'a, M: AsyncManager> AsyncPooled<'a, M> {
 }
 
 impl<M: AsyncManager> AsyncOwnedPooled<M> {
+    /// The member box, for the tag.
+    pub(super) fn member(&self) -> Option<&MemberBox<M::Object>> {
+        self.held.member()
+    }
+
     /// As [`AsyncPooled::fail`].
     ///
     /// # Panics

@@ -141,7 +141,7 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     /// What a taker does with what it found or was handed: an object found
     /// idle is checked (`Ok(None)` if it failed), a slot gets a new object
     /// made by `deadline`; the refusals are answered.
-    async fn accept_async(
+    pub(super) async fn accept_async(
         &self,
         handoff: Handoff<M::Object>,
         found_idle: bool,
@@ -188,9 +188,17 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         match self.take_now(home, popped, deadline).await {
-            Err(TakeError::Overload) => {}
-            taken => return taken,
+            Err(TakeError::Overload) => self.wait_in_queue(deadline).await,
+            taken => taken,
         }
+    }
+
+    /// Waits in the FIFO queue until `deadline` (`None`: no end), unless
+    /// something is free after all (checked when found idle).
+    pub(super) async fn wait_in_queue(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         loop {
             let started = Instant::now();
             let (key, cell) = match self.join_queue(deadline)? {

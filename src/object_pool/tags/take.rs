@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::sync::Ordering;
 
 use super::super::error::TakeError;
+use super::super::hooks::TagHooks;
 use super::super::manager::TaggedManager;
 use super::super::member::MemberBox;
 use super::super::owned_pooled::OwnedPooled;
@@ -151,30 +152,10 @@ impl<M: TaggedManager> ObjectPool<M> {
     }
 }
 
-impl<M: TaggedManager> PoolShared<M> {
-    /// A tagged take: found by the lookup order, else waited for, then
-    /// taught `tag`.
-    fn take_tagged(
-        &self,
-        tag: &M::Tag,
-        timeout: Duration,
-    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let deadline = Instant::now().checked_add(timeout);
-        let member = loop {
-            match self.find_tagged(tag)? {
-                Some(found) => match self.accept_found(found, deadline)? {
-                    Some(member) => break member,
-                    // It failed its check and was destroyed: look again.
-                    None => continue,
-                },
-                None => break self.wait_for(deadline)?,
-            }
-        };
-        self.teach(member, tag)
-    }
-
+/// The lookup order, shared by both faces.
+impl<M: TagHooks> PoolShared<M> {
     /// The typed tag shelf, made at the first tagged take.
-    fn tag_shelf(&self) -> &TagShelf<M::Object, M::Tag> {
+    pub(in crate::object_pool) fn tag_shelf(&self) -> &TagShelf<M::Object, M::Tag> {
         self.tags
             .get_or_init(|| Box::new(TagShelf::<M::Object, M::Tag>::new()))
             .as_any()
@@ -183,7 +164,10 @@ impl<M: TaggedManager> PoolShared<M> {
     }
 
     /// Steps 1 to 5 of `take_tagged`: what it found, or `None` to wait.
-    fn find_tagged(&self, tag: &M::Tag) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
+    pub(in crate::object_pool) fn find_tagged(
+        &self,
+        tag: &M::Tag,
+    ) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
         if self.gate.closed.load(Ordering::Relaxed) {
             return Err(TakeError::Closed);
         }
@@ -237,6 +221,29 @@ impl<M: TaggedManager> PoolShared<M> {
             }
         }
         None
+    }
+}
+
+impl<M: TaggedManager> PoolShared<M> {
+    /// A tagged take: found by the lookup order, else waited for, then
+    /// taught `tag`.
+    fn take_tagged(
+        &self,
+        tag: &M::Tag,
+        timeout: Duration,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+        let deadline = Instant::now().checked_add(timeout);
+        let member = loop {
+            match self.find_tagged(tag)? {
+                Some(found) => match self.accept_found(found, deadline)? {
+                    Some(member) => break member,
+                    // It failed its check and was destroyed: look again.
+                    None => continue,
+                },
+                None => break self.wait_for(deadline)?,
+            }
+        };
+        self.teach(member, tag)
     }
 
     /// Teaches `idle` the tag, unless it carries it already.
