@@ -1,4 +1,6 @@
-//! Model-based property tests of [`sidejob::ObjectPool`] (issue #7).
+//! Model-based property tests of [`sidejob::ObjectPool`] (issue #7) and, with
+//! the `tokio` feature, of [`sidejob::AsyncObjectPool`] against the same model
+//! (#19; a hung creation is dropped at its `create_timeout` there).
 //!
 //! Random sequences of operations run against a real one-shard pool (so that
 //! where an object idles is deterministic) of `max_size` 1 to 4, and against
@@ -289,11 +291,15 @@ struct Model {
     /// Idle objects that died: a take destroys them when it finds them.
     dead: HashSet<u64>,
     counts: Counts,
+    /// The async face: a creation past `create_timeout` is dropped and its
+    /// slot freed at once, rather than left running.
+    drops_hung: bool,
 }
 
 impl Model {
-    fn new(max_size: usize) -> Self {
+    fn new(max_size: usize, drops_hung: bool) -> Self {
         Model {
+            drops_hung,
             max_size,
             stack: Vec::new(),
             shelf: BTreeMap::new(),
@@ -336,10 +342,16 @@ impl Model {
     /// A new object for a taker, in a free slot.
     fn create_for_taker(&mut self, tag: Option<Tag>) -> Got {
         if std::mem::take(&mut self.hang_next) {
-            // The taker gives up at `create_timeout`; the call goes on.
             let fails = std::mem::take(&mut self.fail_next);
-            self.hung.push(fails);
             self.counts.create_timeouts += 1;
+            if self.drops_hung {
+                // The creation's future is dropped: a failure, its slot
+                // freed (an armed failure was claimed as it started).
+                self.counts.create_failures += 1;
+                return Got::CreateTimeout;
+            }
+            // The taker gives up at `create_timeout`; the call goes on.
+            self.hung.push(fails);
             return Got::CreateTimeout;
         }
         match self.create() {
@@ -527,6 +539,226 @@ impl Model {
 // ---------------------------------------------------------------------------
 // The real pool
 
+/// A face of the pool under test: the blocking `ObjectPool`, or the
+/// `AsyncObjectPool` driven by a current-thread runtime, each over the
+/// same numbering manager.
+trait Face: Sized {
+    type Guard<'a>: std::ops::Deref<Target = u64>
+    where
+        Self: 'a;
+    /// Whether a creation past `create_timeout` is dropped (async) rather
+    /// than left running (blocking).
+    const DROPS_HUNG: bool;
+    fn build(max_size: usize) -> Self;
+    fn try_take(&self) -> Result<Self::Guard<'_>, TakeError<CreateFailed>>;
+    fn take(&self, wait: Duration) -> Result<Self::Guard<'_>, TakeError<CreateFailed>>;
+    fn take_tagged(
+        &self,
+        tag: &Tag,
+        wait: Duration,
+    ) -> Result<Self::Guard<'_>, TakeError<CreateFailed>>;
+    fn tag(guard: &Self::Guard<'_>) -> Option<Tag>;
+    fn fail(guard: Self::Guard<'_>);
+    fn retire_all(&self);
+    fn set_create_timeout(&self, timeout: Option<Duration>);
+    fn status(&self) -> sidejob::PoolStatus;
+    fn stats(&self) -> sidejob::ObjectPoolStats;
+    fn stale_count(&self) -> usize;
+    fn manager(&self) -> &Numbered;
+    /// Lets background work (the maintainer, hung creations) run a little.
+    fn background(&self);
+}
+
+impl Face for ObjectPool<Numbered> {
+    type Guard<'a> = Pooled<'a, Numbered>;
+    const DROPS_HUNG: bool = false;
+
+    fn build(max_size: usize) -> Self {
+        ObjectPool::builder(Numbered::default())
+            .max_size(max_size)
+            .shards(1)
+            .check_on_take(true)
+            .build()
+            .expect("a valid configuration")
+    }
+
+    fn try_take(&self) -> Result<Pooled<'_, Numbered>, TakeError<CreateFailed>> {
+        ObjectPool::try_take(self)
+    }
+
+    fn take(&self, wait: Duration) -> Result<Pooled<'_, Numbered>, TakeError<CreateFailed>> {
+        ObjectPool::take(self, wait)
+    }
+
+    fn take_tagged(
+        &self,
+        tag: &Tag,
+        wait: Duration,
+    ) -> Result<Pooled<'_, Numbered>, TakeError<CreateFailed>> {
+        ObjectPool::take_tagged(self, tag, wait)
+    }
+
+    fn tag(guard: &Pooled<'_, Numbered>) -> Option<Tag> {
+        guard.tag().copied()
+    }
+
+    fn fail(guard: Pooled<'_, Numbered>) {
+        Pooled::fail(guard);
+    }
+
+    fn retire_all(&self) {
+        ObjectPool::retire_all(self);
+    }
+
+    fn set_create_timeout(&self, timeout: Option<Duration>) {
+        self.reconfigure(|config| config.create_timeout = timeout)
+            .unwrap();
+    }
+
+    fn status(&self) -> sidejob::PoolStatus {
+        ObjectPool::status(self)
+    }
+
+    fn stats(&self) -> sidejob::ObjectPoolStats {
+        ObjectPool::stats(self)
+    }
+
+    fn stale_count(&self) -> usize {
+        ObjectPool::stale_count(self)
+    }
+
+    fn manager(&self) -> &Numbered {
+        ObjectPool::manager(self)
+    }
+
+    fn background(&self) {
+        thread::yield_now();
+    }
+}
+
+/// The async face (feature `tokio`).
+#[cfg(feature = "tokio")]
+mod async_face {
+    use super::*;
+    use sidejob::{AsyncManager, AsyncObjectPool, AsyncPooled, AsyncTaggedManager};
+
+    /// The numbering manager, as an async one: a hung creation is a future
+    /// pending until the gate opens (in practice, dropped at `create_timeout`).
+    #[derive(Debug, Default)]
+    pub(super) struct AsyncNumbered(Numbered);
+
+    impl AsyncManager for AsyncNumbered {
+        type Object = u64;
+        type Error = CreateFailed;
+
+        async fn create(&self) -> Result<u64, CreateFailed> {
+            let numbered = &self.0;
+            let fails = numbered.fail_next.swap(false, Ordering::SeqCst);
+            if numbered.hang_next.swap(false, Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            if fails {
+                return Err(CreateFailed);
+            }
+            Ok(numbered.next.fetch_add(1, Ordering::SeqCst))
+        }
+
+        async fn check(&self, object: &mut u64) -> bool {
+            Manager::check(&self.0, object)
+        }
+    }
+
+    impl AsyncTaggedManager for AsyncNumbered {
+        type Tag = Tag;
+    }
+
+    /// The async pool and the runtime that drives it.
+    pub(super) struct AsyncFace {
+        pool: AsyncObjectPool<AsyncNumbered>,
+        runtime: tokio::runtime::Runtime,
+    }
+
+    impl Face for AsyncFace {
+        type Guard<'a> = AsyncPooled<'a, AsyncNumbered>;
+        const DROPS_HUNG: bool = true;
+
+        fn build(max_size: usize) -> Self {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap();
+            let pool = runtime
+                .block_on(
+                    AsyncObjectPool::builder(AsyncNumbered::default())
+                        .max_size(max_size)
+                        .shards(1)
+                        .check_on_take(true)
+                        .build(),
+                )
+                .expect("a valid configuration");
+            AsyncFace { pool, runtime }
+        }
+
+        fn try_take(&self) -> Result<AsyncPooled<'_, AsyncNumbered>, TakeError<CreateFailed>> {
+            self.runtime.block_on(self.pool.try_take())
+        }
+
+        fn take(
+            &self,
+            wait: Duration,
+        ) -> Result<AsyncPooled<'_, AsyncNumbered>, TakeError<CreateFailed>> {
+            self.runtime.block_on(self.pool.take(wait))
+        }
+
+        fn take_tagged(
+            &self,
+            tag: &Tag,
+            wait: Duration,
+        ) -> Result<AsyncPooled<'_, AsyncNumbered>, TakeError<CreateFailed>> {
+            self.runtime.block_on(self.pool.take_tagged(tag, wait))
+        }
+
+        fn tag(guard: &AsyncPooled<'_, AsyncNumbered>) -> Option<Tag> {
+            guard.tag().copied()
+        }
+
+        fn fail(guard: AsyncPooled<'_, AsyncNumbered>) {
+            AsyncPooled::fail(guard);
+        }
+
+        fn retire_all(&self) {
+            self.pool.retire_all();
+        }
+
+        fn set_create_timeout(&self, timeout: Option<Duration>) {
+            self.pool
+                .reconfigure(|config| config.create_timeout = timeout)
+                .unwrap();
+        }
+
+        fn status(&self) -> sidejob::PoolStatus {
+            self.pool.status()
+        }
+
+        fn stats(&self) -> sidejob::ObjectPoolStats {
+            self.pool.stats()
+        }
+
+        fn stale_count(&self) -> usize {
+            self.pool.stale_count()
+        }
+
+        fn manager(&self) -> &Numbered {
+            &self.pool.manager().0
+        }
+
+        fn background(&self) {
+            // The maintenance task runs while the runtime is driven.
+            self.runtime.block_on(tokio::task::yield_now());
+        }
+    }
+}
+
 /// What the pool and the held objects show, or what the model predicts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct View {
@@ -544,7 +776,7 @@ struct View {
     counts: Counts,
 }
 
-fn view(pool: &ObjectPool<Numbered>, held: &[Pooled<'_, Numbered>]) -> View {
+fn view<P: Face>(pool: &P, held: &[P::Guard<'_>]) -> View {
     let status = pool.status();
     let stats = pool.stats();
     View {
@@ -558,7 +790,7 @@ fn view(pool: &ObjectPool<Numbered>, held: &[Pooled<'_, Numbered>]) -> View {
         stale: pool.stale_count(),
         held: held
             .iter()
-            .map(|object| (**object, object.tag().copied()))
+            .map(|object| (**object, P::tag(object)))
             .collect(),
         counts: Counts {
             takes: stats.takes,
@@ -578,9 +810,9 @@ fn view(pool: &ObjectPool<Numbered>, held: &[Pooled<'_, Numbered>]) -> View {
 }
 
 /// A take's outcome; a taken object joins `held`.
-fn got<'a>(
-    taken: Result<Pooled<'a, Numbered>, TakeError<CreateFailed>>,
-    held: &mut Vec<Pooled<'a, Numbered>>,
+fn got<G: std::ops::Deref<Target = u64>>(
+    taken: Result<G, TakeError<CreateFailed>>,
+    held: &mut Vec<G>,
 ) -> Got {
     match taken {
         Ok(object) => {
@@ -612,9 +844,9 @@ fn wait_for(expected: &Got) -> Duration {
 /// Waits until background creations show (the maintainer's replacement,
 /// or hung creations returning): the creations and failures counted, and
 /// the pool at rest as the model says.
-fn await_background(
-    pool: &ObjectPool<Numbered>,
-    held: &[Pooled<'_, Numbered>],
+fn await_background<P: Face>(
+    pool: &P,
+    held: &[P::Guard<'_>],
     model: &Model,
     what: &str,
 ) -> Result<(), TestCaseError> {
@@ -632,7 +864,7 @@ fn await_background(
             prop_assert_eq!(seen, expected, "waiting for {}", what);
             return Ok(());
         }
-        thread::yield_now();
+        pool.background();
     }
 }
 
@@ -640,15 +872,10 @@ fn await_background(
 // The properties
 
 /// Runs `ops` against a one-shard pool of `max_size` and the model.
-fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
-    let pool = ObjectPool::builder(Numbered::default())
-        .max_size(max_size)
-        .shards(1)
-        .check_on_take(true)
-        .build()
-        .expect("a valid configuration");
-    let mut held: Vec<Pooled<'_, Numbered>> = Vec::new();
-    let mut model = Model::new(max_size);
+fn run_case<P: Face>(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+    let pool = P::build(max_size);
+    let mut held: Vec<P::Guard<'_>> = Vec::new();
+    let mut model = Model::new(max_size, P::DROPS_HUNG);
     prop_assert_eq!(view(&pool, &held), model.view(), "new pool");
     for op in ops {
         match *op {
@@ -672,7 +899,7 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 if !held.is_empty() {
                     let index = index.index(held.len());
                     model.fail(index);
-                    Pooled::fail(held.remove(index));
+                    P::fail(held.remove(index));
                 }
             }
             Op::FailNextCreate => {
@@ -687,11 +914,9 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let expected = model.hung_take();
                 let manager = pool.manager();
                 manager.hang_next.store(true, Ordering::SeqCst);
-                pool.reconfigure(|config| config.create_timeout = Some(HUNG_TIMEOUT))
-                    .unwrap();
+                pool.set_create_timeout(Some(HUNG_TIMEOUT));
                 let taken = got(pool.try_take(), &mut held);
-                pool.reconfigure(|config| config.create_timeout = None)
-                    .unwrap();
+                pool.set_create_timeout(None);
                 if expected == Got::CreateTimeout {
                     // The taker gave up after 2 ms, maybe before its helper
                     // thread even started: wait until the creation has
@@ -699,7 +924,7 @@ fn run_case(max_size: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                     // first), so that later operations cannot steal them.
                     let deadline = Instant::now() + BACKGROUND_LIMIT;
                     while manager.hang_next.load(Ordering::SeqCst) && Instant::now() < deadline {
-                        thread::yield_now();
+                        pool.background();
                     }
                 }
                 manager.hang_next.store(false, Ordering::SeqCst);
@@ -763,7 +988,7 @@ proptest! {
         max_size in 1usize..=4,
         ops in proptest::collection::vec(untagged_op(), 1..=30),
     ) {
-        run_case(max_size, &ops)?;
+        run_case::<ObjectPool<Numbered>>(max_size, &ops)?;
     }
 
     /// The same with tagged takes mixed in, their lookup order, eviction at
@@ -773,6 +998,33 @@ proptest! {
         max_size in 1usize..=4,
         ops in proptest::collection::vec(any_op(), 1..=30),
     ) {
-        run_case(max_size, &ops)?;
+        run_case::<ObjectPool<Numbered>>(max_size, &ops)?;
+    }
+
+}
+
+#[cfg(feature = "tokio")]
+proptest! {
+    #![proptest_config(config())]
+
+    /// The untagged property on the `AsyncObjectPool` (#19): the same
+    /// model, but for a hung creation, which the async face drops at its
+    /// `create_timeout`, freeing the slot at once.
+    #[test]
+    fn async_untagged_operations_match_the_model(
+        max_size in 1usize..=4,
+        ops in proptest::collection::vec(untagged_op(), 1..=30),
+    ) {
+        run_case::<async_face::AsyncFace>(max_size, &ops)?;
+    }
+
+    /// The tagged property on the `AsyncObjectPool`, its maintenance task
+    /// making the untagged replacements.
+    #[test]
+    fn async_tagged_operations_match_the_model(
+        max_size in 1usize..=4,
+        ops in proptest::collection::vec(any_op(), 1..=30),
+    ) {
+        run_case::<async_face::AsyncFace>(max_size, &ops)?;
     }
 }
