@@ -51,7 +51,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// The top of one idle stack, counted as a take from it.
     #[inline]
-    fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
+    pub(super) fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
         let mut stack = spin_lock(&self.idle[stack]);
         let member = stack.members.pop()?;
         stack.takes += 1;

@@ -17,6 +17,7 @@ mod tagged;
 mod take;
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,7 @@ use super::shared::PoolShared;
 use super::status::{ObjectPoolStats, PoolStatus};
 pub use manager::{AsyncManaged, AsyncManager, AsyncTaggedManager};
 pub use pooled::{AsyncOwnedPooled, AsyncPooled};
-use take::{FoundIdle, TakeWatch};
+use take::{Take, TakeWatch};
 
 /// Configures an [`AsyncObjectPool`]: the same settings as
 /// [`ObjectPool`](crate::ObjectPool)'s builder; `build` is async.
@@ -152,34 +153,18 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn try_take(&self) -> Result<AsyncPooled<'_, M>, TakeError<M::Error>> {
+    pub fn try_take(
+        &self,
+    ) -> impl Future<Output = Result<AsyncPooled<'_, M>, TakeError<M::Error>>> + Send + '_ {
         let shared = &*self.shared;
-        let home = shared.home();
-        let popped = match shared.pop_idle(home) {
-            Some(member) if !shared.gate.check_on_take.load(Ordering::Relaxed) => {
-                return Ok(AsyncPooled::new(shared, member, home));
+        Take::new(shared, move |home, popped| async move {
+            let watch = TakeWatch::new(&shared.counters.cancelled);
+            let taken = shared.take_now(home, popped, None).await;
+            if let Err(TakeError::Overload) = taken {
+                super::shared::bump(&shared.counters.rejected);
             }
-            popped => popped.map(|member| FoundIdle::new(shared, member)),
-        };
-        // Boxed: the fast path's future stays a few words, whatever the
-        // manager's futures weigh.
-        Box::pin(self.try_take_cold(home, popped)).await
-    }
-
-    /// `try_take` past a plain pop: a check, another stack, a creation.
-    #[cold]
-    async fn try_take_cold<'a>(
-        &'a self,
-        home: usize,
-        popped: Option<FoundIdle<'a, M>>,
-    ) -> Result<AsyncPooled<'a, M>, TakeError<M::Error>> {
-        let shared = &*self.shared;
-        let watch = TakeWatch::new(&shared.counters.cancelled);
-        let taken = shared.take_now(home, popped, None).await;
-        if let Err(TakeError::Overload) = taken {
-            super::shared::bump(&shared.counters.rejected);
-        }
-        watch.finish(taken.map(|member| AsyncPooled::new(shared, member, home)))
+            watch.finish(taken.map(|member| (member, home)))
+        })
     }
 
     /// Takes an object like [`try_take`](Self::try_take), or else waits up
@@ -231,32 +216,18 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn take(&self, timeout: Duration) -> Result<AsyncPooled<'_, M>, TakeError<M::Error>> {
-        let shared = &*self.shared;
-        let home = shared.home();
-        let popped = match shared.pop_idle(home) {
-            Some(member) if !shared.gate.check_on_take.load(Ordering::Relaxed) => {
-                return Ok(AsyncPooled::new(shared, member, home));
-            }
-            popped => popped.map(|member| FoundIdle::new(shared, member)),
-        };
-        Box::pin(self.take_cold(home, popped, timeout)).await
-    }
-
-    /// `take` past a plain pop: a check, another stack, a creation, a wait.
-    /// The deadline is read here, on a miss only.
-    #[cold]
-    async fn take_cold<'a>(
-        &'a self,
-        home: usize,
-        popped: Option<FoundIdle<'a, M>>,
+    pub fn take(
+        &self,
         timeout: Duration,
-    ) -> Result<AsyncPooled<'a, M>, TakeError<M::Error>> {
+    ) -> impl Future<Output = Result<AsyncPooled<'_, M>, TakeError<M::Error>>> + Send + '_ {
         let shared = &*self.shared;
-        let watch = TakeWatch::new(&shared.counters.cancelled);
-        let deadline = Instant::now().checked_add(timeout);
-        let taken = shared.take_waiting(home, popped, deadline).await;
-        watch.finish(taken.map(|member| AsyncPooled::new(shared, member, home)))
+        Take::new(shared, move |home, popped| async move {
+            let watch = TakeWatch::new(&shared.counters.cancelled);
+            // The deadline is read here, on a miss only.
+            let deadline = Instant::now().checked_add(timeout);
+            let taken = shared.take_waiting(home, popped, deadline).await;
+            watch.finish(taken.map(|member| (member, home)))
+        })
     }
 
     /// [`try_take`](Self::try_take), for an [`AsyncOwnedPooled`] that holds

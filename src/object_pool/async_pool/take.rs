@@ -12,8 +12,10 @@
 //! was polled and dropped unfinished is counted in `cancelled`
 //! ([`TakeWatch`]).
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use crate::sync::{AtomicU64, Ordering};
@@ -25,6 +27,7 @@ use super::super::shared::{bump, PoolShared};
 use super::super::wait_queue::{Handoff, WaitCell};
 use super::super::waiters::Joined;
 use super::manager::{AsyncManaged, AsyncManager};
+use super::AsyncPooled;
 
 /// Counts a take future dropped after its first poll and before it
 /// finished.
@@ -119,7 +122,100 @@ impl<M: AsyncManager> Drop for Queued<'_, M> {
     }
 }
 
+/// A take future: the fast path (a plain pop, nothing to check) answers in
+/// the first poll; anything else becomes one boxed future, so this one stays
+/// three words whatever the manager's futures weigh.
+pub(super) struct Take<'a, M: AsyncManager, F> {
+    shared: &'a PoolShared<AsyncManaged<M>>,
+    state: TakeState<'a, M, F>,
+}
+
+enum TakeState<'a, M: AsyncManager, F> {
+    /// Not polled yet: `cold` makes the rest of the take from the home
+    /// shard and what the pop found.
+    Start { cold: F },
+    /// Past the fast path.
+    Cold(Pin<Box<dyn Future<Output = Taken<'a, M>> + Send + 'a>>),
+    /// Answered.
+    Done,
+}
+
+/// What a take answers: the member and the home shard it goes back to.
+pub(super) type Taken<'a, M> =
+    Result<(MemberBox<<M as AsyncManager>::Object>, usize), TakeError<<M as AsyncManager>::Error>>;
+
+impl<'a, M, F, Fut> Take<'a, M, F>
+where
+    M: AsyncManager,
+    F: FnOnce(usize, Option<FoundIdle<'a, M>>) -> Fut,
+    Fut: Future<Output = Taken<'a, M>> + Send + 'a,
+{
+    pub(super) fn new(shared: &'a PoolShared<AsyncManaged<M>>, cold: F) -> Self {
+        Take {
+            shared,
+            state: TakeState::Start { cold },
+        }
+    }
+}
+
+impl<M: AsyncManager, F> Unpin for Take<'_, M, F> {}
+
+impl<'a, M, F, Fut> Future for Take<'a, M, F>
+where
+    M: AsyncManager,
+    F: FnOnce(usize, Option<FoundIdle<'a, M>>) -> Fut,
+    Fut: Future<Output = Taken<'a, M>> + Send + 'a,
+{
+    type Output = Result<AsyncPooled<'a, M>, TakeError<M::Error>>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let shared = self.shared;
+        if let TakeState::Start { .. } = self.state {
+            let home = shared.home();
+            let popped = match shared.pop_ready(home) {
+                Ok(member) => {
+                    self.state = TakeState::Done;
+                    return Poll::Ready(Ok(AsyncPooled::new(shared, member, home)));
+                }
+                Err(popped) => popped,
+            };
+            let TakeState::Start { cold } = std::mem::replace(&mut self.state, TakeState::Done)
+            else {
+                unreachable!("checked above")
+            };
+            self.state = TakeState::Cold(Box::pin(cold(home, popped)));
+        }
+        let TakeState::Cold(cold) = &mut self.state else {
+            panic!("a take polled after it answered");
+        };
+        let taken = std::task::ready!(cold.as_mut().poll(cx));
+        self.state = TakeState::Done;
+        Poll::Ready(taken.map(|(member, home)| AsyncPooled::new(shared, member, home)))
+    }
+}
+
 impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
+    /// The fast path's pop: an object that needs no check, or else what
+    /// the pop found that does (`None`: nothing, or only expired objects).
+    #[inline]
+    pub(super) fn pop_ready(
+        &self,
+        home: usize,
+    ) -> Result<MemberBox<M::Object>, Option<FoundIdle<'_, M>>> {
+        let Some(member) = self.pop_stack(home) else {
+            return Err(None);
+        };
+        // `after_pop` is set whenever `check_on_take` is: one load decides.
+        if !self.gate.after_pop.load(Ordering::Relaxed) {
+            return Ok(member);
+        }
+        match self.after_pop(member, home, None) {
+            Some(member) if !self.gate.check_on_take.load(Ordering::Relaxed) => Ok(member),
+            found => Err(found.map(|member| FoundIdle::new(self, member))),
+        }
+    }
+
     /// With `check_on_take`, awaits [`AsyncManager::check`] on an object
     /// found idle: `None` if it failed, and was destroyed (its slot freed,
     /// to a waiter first).
