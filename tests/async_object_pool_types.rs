@@ -42,7 +42,7 @@ fn the_pool_its_guards_and_its_take_futures_cross_threads() {
             "{owned:?}"
         );
         assert!(format!("{pool:?}").contains("AsyncObjectPool"), "{pool:?}");
-        let _ = future_send(pool.take_owned(Duration::ZERO));
-        let _ = future_send(pool.try_take());
+        drop(future_send(pool.take_owned(Duration::ZERO)));
+        drop(future_send(pool.try_take()));
     });
 }
