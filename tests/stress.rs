@@ -1289,7 +1289,11 @@ fn object_pool_size_never_exceeds_max_size_and_adds_up() {
         counts.overload + counts.timeout + counts.queue_full > 0,
         "over capacity"
     );
-    // No slot leaked: the full size can be taken at once, and no more.
+    // No slot leaked: the full size can be taken at once, and no more. The
+    // 2 ms creation bound is lifted first: on a loaded machine a helper
+    // thread may not even start within it, which is not a leak.
+    pool.reconfigure(|config| config.create_timeout = None)
+        .unwrap();
     let all: Vec<_> = (0..max_hi)
         .map(|taken| {
             pool.take(SETTLE)
