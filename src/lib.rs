@@ -14,6 +14,9 @@ pub use latency::LatencyStats;
 mod admission;
 pub use admission::MAX_SHARDS;
 
+mod rates;
+pub use rates::{RateStats, WindowStats};
+
 // Resource: the sharded admission counter.
 mod resource;
 pub use resource::{OwnedPermit, Permit, Resource, ResourceBuilder, ResourceStats, ShardStats};

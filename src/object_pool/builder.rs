@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::admission::Sizing;
 use crate::error::BuildError;
+use crate::rates::Rates;
 use crate::sync::{check_thread_name, Mutex};
 
 use super::config::{max_size_error, PoolConfig};
@@ -478,6 +479,7 @@ impl<M: Manager> ObjectPoolBuilder<M> {
         let shared =
             Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
         let pool = ObjectPool {
+            rates: Rates::start(&shared, PoolShared::sample),
             shared,
             maintainer: Mutex::new(None),
             name,

@@ -92,6 +92,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::rates::{RateStats, Rates};
 use crate::sync::{JoinHandle, Mutex, Ordering};
 
 #[cfg(feature = "tokio")]
@@ -149,6 +150,8 @@ pub struct ObjectPool<M: Manager> {
     /// The maintainer thread, started when the configuration first needs it.
     maintainer: Mutex<Option<JoinHandle<()>>>,
     name: String,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
 }
 
 impl<M: Manager> ObjectPool<M> {
@@ -398,6 +401,52 @@ impl<M: Manager> ObjectPool<M> {
     /// ```
     pub fn stats(&self) -> ObjectPoolStats {
         self.shared.stats()
+    }
+
+    /// The in, out and rejected rates of the last whole second, and the
+    /// last 60 seconds' and all-time counts with their average and peak
+    /// rates and usage, as Erlang sidejob reports them: "in" is an object
+    /// taken, "out" one back (returned, failed or detached), "rejected" a
+    /// take refused (`Overload`, `QueueFull` or `Timeout`), usage the
+    /// objects in use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).build()?;
+    /// drop(pool.try_take()?);
+    /// let total = pool.rates().total;
+    /// assert_eq!((total.accepted, total.completed), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(self.shared.sample())
+    }
+
+    /// The pool's name: its maintainer thread's prefix, and its metrics'
+    /// `name` label (see [`ObjectPoolBuilder::name`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::Manager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// let pool = sidejob::ObjectPool::builder(Conns).max_size(1).name("db").build()?;
+    /// assert_eq!(pool.name(), "db");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Closes the pool: takes fail with [`TakeError::Closed`], waiters are

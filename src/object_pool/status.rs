@@ -6,6 +6,7 @@ use crate::sync::{lock, spin_lock, AtomicU64, Ordering};
 
 use super::hooks::Hooks;
 use super::shared::PoolShared;
+use crate::rates::Sample;
 
 /// A snapshot of an [`ObjectPool`](crate::ObjectPool)'s size, from [`ObjectPool::status`](crate::ObjectPool::status).
 ///
@@ -142,12 +143,35 @@ impl<M: Hooks> PoolShared<M> {
         }
     }
 
-    pub(super) fn stats(&self) -> ObjectPoolStats {
+    /// Takes that handed an object out, ever.
+    fn takes(&self) -> u64 {
         let counters = &self.counters;
         let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
+        (stack_takes + counters.direct_takes.load(Ordering::Relaxed))
+            .saturating_sub(counters.discarded_pops.load(Ordering::Relaxed))
+    }
+
+    /// What the rates sampler reads of a pool: objects taken, takes refused
+    /// (at once or at their deadline), objects back (returned, failed or
+    /// detached: taken and no longer in use), and in use now.
+    pub(super) fn sample(&self) -> Sample {
+        let counters = &self.counters;
+        let in_use = self.status().in_use;
+        let takes = self.takes();
+        Sample {
+            accepted: takes,
+            rejected: counters.rejected.load(Ordering::Relaxed)
+                + counters.timeouts.load(Ordering::Relaxed),
+            completed: takes.saturating_sub(in_use as u64),
+            usage: in_use,
+        }
+    }
+
+    pub(super) fn stats(&self) -> ObjectPoolStats {
+        let counters = &self.counters;
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ObjectPoolStats {
-            takes: stack_takes + read(&counters.direct_takes) - read(&counters.discarded_pops),
+            takes: self.takes(),
             waits: read(&counters.waits),
             timeouts: read(&counters.timeouts),
             rejected: read(&counters.rejected),

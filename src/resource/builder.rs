@@ -3,7 +3,7 @@
 use crate::admission::{ShardedCounter, Sizing};
 use crate::error::BuildError;
 
-use super::Resource;
+use super::{Resource, DEFAULT_NAME};
 
 /// Configures a [`Resource`]; made by [`Resource::builder`].
 ///
@@ -21,6 +21,7 @@ use super::Resource;
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ResourceBuilder {
     sizing: Sizing,
+    name: Option<String>,
 }
 
 impl ResourceBuilder {
@@ -55,6 +56,21 @@ impl ResourceBuilder {
         self
     }
 
+    /// The resource's name, which its metrics carry as their `name` label
+    /// (see [`Metered`](crate::Metered)). Default: `"resource"`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::builder().capacity(8).name("search").build()?;
+    /// assert_eq!(resource.name(), "search");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
     /// Builds the resource.
     ///
     /// # Errors
@@ -71,8 +87,10 @@ impl ResourceBuilder {
     /// ```
     pub fn build(self) -> Result<Resource, BuildError> {
         let (capacity, shards) = self.sizing.checked()?;
-        Ok(Resource::from_counter(ShardedCounter::new(
-            capacity, shards,
-        )))
+        let name = self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        Ok(Resource::from_counter(
+            ShardedCounter::new(capacity, shards),
+            name,
+        ))
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::admission::{home_shard, limit_for, ShardedCounter};
 use crate::error::{BuildError, Overload};
+use crate::rates::{RateStats, Rates, Sample};
 
 use anchor::{anchors, AnchorRef};
 
@@ -51,7 +52,13 @@ pub struct Resource {
     counter: Arc<ShardedCounter>,
     /// One per shard, for owned permits (see `anchor.rs`).
     anchors: Box<[AnchorRef]>,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
+    name: String,
 }
+
+/// A resource's name unless its builder sets one.
+pub(super) const DEFAULT_NAME: &str = "resource";
 
 impl Resource {
     /// A resource of `capacity` permits spread over one shard per CPU.
@@ -215,10 +222,47 @@ impl Resource {
     }
 
     /// A resource over `counter`.
-    pub(super) fn from_counter(counter: ShardedCounter) -> Resource {
+    pub(super) fn from_counter(counter: ShardedCounter, name: String) -> Resource {
         let counter = Arc::new(counter);
         let anchors = anchors(&counter);
-        Resource { counter, anchors }
+        let rates = Rates::start(&counter, sample);
+        Resource {
+            counter,
+            anchors,
+            rates,
+            name,
+        }
+    }
+
+    /// The resource's name (see [`ResourceBuilder::name`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(sidejob::Resource::new(1).name(), "resource");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The in, out and rejected rates of the last whole second, and the
+    /// last 60 seconds' and all-time counts with their average and peak
+    /// rates and usage, as Erlang sidejob reports them. "In" is a permit
+    /// granted, "out" one released. Costs no admission anything: the rates
+    /// come from the counts a process-wide sampler reads once a second.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(2);
+    /// let held = resource.try_acquire()?;
+    /// let rates = resource.rates();
+    /// assert_eq!((rates.total.accepted, rates.total.completed, rates.total.peak_usage), (1, 0, 1));
+    /// # drop(held);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(sample(&self.counter))
     }
 
     /// The total capacity: the sum of the shard limits.
@@ -337,6 +381,20 @@ impl Resource {
             shards,
         }
     }
+}
+
+/// What the rates sampler reads of a resource: grants, refusals and usage,
+/// summed over the shards; a grant no longer held was released.
+fn sample(counter: &ShardedCounter) -> Sample {
+    let mut sample = Sample::default();
+    for index in 0..counter.shard_count() {
+        let counts = counter.shard_counts(index);
+        sample.accepted += counts.accepted;
+        sample.usage += counts.usage as usize;
+        sample.rejected += counter.shard_rejected(index);
+    }
+    sample.completed = sample.accepted.saturating_sub(sample.usage as u64);
+    sample
 }
 
 impl fmt::Debug for Resource {

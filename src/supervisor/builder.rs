@@ -6,6 +6,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::admission::{ShardedCounter, Sizing};
 use crate::error::BuildError;
+use crate::rates::Rates;
 use crate::sync::{check_thread_name, AtomicBool, Condvar, Mutex};
 
 use super::live_set::{Shared, SupervisorShard};
@@ -114,16 +115,18 @@ impl SupervisorBuilder {
         let shards = (0..shard_count)
             .map(|_| CachePadded::new(SupervisorShard::new()))
             .collect();
+        let shared = Arc::new(Shared {
+            slots: ShardedCounter::new(capacity, shard_count),
+            shards,
+            closing: AtomicBool::new(false),
+            exits: Condvar::new(),
+            exit_lock: Mutex::new(()),
+            name,
+            stack_size: self.stack_size,
+        });
         Ok(Supervisor {
-            shared: Arc::new(Shared {
-                slots: ShardedCounter::new(capacity, shard_count),
-                shards,
-                closing: AtomicBool::new(false),
-                exits: Condvar::new(),
-                exit_lock: Mutex::new(()),
-                name,
-                stack_size: self.stack_size,
-            }),
+            rates: Rates::start(&shared, super::sample),
+            shared,
         })
     }
 }

@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use crate::admission::{home_shard, limit_for};
 use crate::children::{ChildId, ShutdownReport, SpawnError};
 use crate::error::{panic_message, BuildError};
+use crate::rates::{RateStats, Rates, Sample};
 use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
 
 pub use builder::SupervisorBuilder;
@@ -72,6 +73,8 @@ pub use stats::{SupervisorShardStats, SupervisorStats};
 /// ```
 pub struct Supervisor {
     shared: Arc<Shared>,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
 }
 
 impl Supervisor {
@@ -296,6 +299,38 @@ impl Supervisor {
         self.shared.slots.set_capacity(capacity)
     }
 
+    /// The in, out and rejected rates of the last whole second, and the
+    /// last 60 seconds' and all-time counts with their average and peak
+    /// rates and usage, as Erlang sidejob reports them: "in" is a child
+    /// spawned, "out" one ended, "rejected" a refusal for overload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::new(2);
+    /// supervisor.spawn(|_| ())?.join()?;
+    /// let total = supervisor.rates().total;
+    /// assert_eq!((total.accepted, total.completed), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(sample(&self.shared))
+    }
+
+    /// The supervisor's name: its children's threads' name, and its
+    /// metrics' `name` label (see [`SupervisorBuilder::name`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::Supervisor::builder().capacity(1).name("jobs").build()?;
+    /// assert_eq!(supervisor.name(), "jobs");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
     /// A snapshot of the supervisor's counters.
     ///
     /// # Examples
@@ -405,6 +440,24 @@ impl Supervisor {
     /// ```
     pub fn is_closed(&self) -> bool {
         self.shared.closing.load(Ordering::Acquire)
+    }
+}
+
+/// What the rates sampler reads of a supervisor: children spawned,
+/// refused for overload, ended, and alive (their slots) now.
+fn sample(shared: &Shared) -> Sample {
+    let sum = |field: fn(&SupervisorShard) -> &AtomicU64| -> u64 {
+        shared
+            .shards
+            .iter()
+            .map(|shard| field(shard).load(Ordering::Relaxed))
+            .sum()
+    };
+    Sample {
+        accepted: sum(|shard| &shard.spawned),
+        rejected: sum(|shard| &shard.rejected),
+        completed: sum(|shard| &shard.finished),
+        usage: shared.slots.usage(),
     }
 }
 

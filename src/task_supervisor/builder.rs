@@ -6,6 +6,7 @@ use super::shared::TaskShared;
 use super::TaskSupervisor;
 use crate::admission::Sizing;
 use crate::error::BuildError;
+use crate::rates::Rates;
 
 /// Configures a [`TaskSupervisor`]; made by [`TaskSupervisor::builder`].
 ///
@@ -86,8 +87,10 @@ impl TaskSupervisorBuilder {
     pub fn build(self) -> Result<TaskSupervisor, BuildError> {
         let (capacity, shards) = self.sizing.checked()?;
         let name = self.name.unwrap_or_else(|| String::from("tasks"));
+        let shared = Arc::new(TaskShared::new(capacity, shards, name));
         Ok(TaskSupervisor {
-            shared: Arc::new(TaskShared::new(capacity, shards, name)),
+            rates: Rates::start(&shared, super::sample),
+            shared,
         })
     }
 }

@@ -49,6 +49,7 @@ use std::sync::Arc;
 use crate::admission::{home_shard, limit_for};
 use crate::children::{ChildId, SpawnError};
 use crate::error::BuildError;
+use crate::rates::{RateStats, Rates, Sample};
 use crate::sync::{lock, Ordering};
 
 pub use builder::TaskSupervisorBuilder;
@@ -88,6 +89,8 @@ use tracked::ChildGuard;
 #[derive(Clone)]
 pub struct TaskSupervisor {
     shared: Arc<TaskShared>,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
 }
 
 impl TaskSupervisor {
@@ -348,6 +351,26 @@ impl TaskSupervisor {
         self.shared.idle.clone().cancelled_owned()
     }
 
+    /// The in, out and rejected rates of the last whole second, and the
+    /// last 60 seconds' and all-time counts with their average and peak
+    /// rates and usage, as Erlang sidejob reports them: "in" is a child
+    /// admitted, "out" one ended (however), "rejected" a refusal for
+    /// overload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let supervisor = sidejob::TaskSupervisor::new(1);
+    /// let task = supervisor.try_track(|_| async {}).unwrap();
+    /// assert!(supervisor.try_track(|_| async {}).is_err());
+    /// drop(task); // dropped unfinished: ended
+    /// let total = supervisor.rates().total;
+    /// assert_eq!((total.accepted, total.rejected, total.completed), (1, 1, 1));
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(sample(&self.shared))
+    }
+
     /// A snapshot of the counters.
     ///
     /// # Examples
@@ -397,6 +420,24 @@ impl TaskSupervisor {
 enum Refused {
     Overload,
     Closed,
+}
+
+/// What the rates sampler reads of a task supervisor: children admitted,
+/// refused for overload, ended, and alive (their slots) now.
+fn sample(shared: &TaskShared) -> Sample {
+    let sum = |field: fn(&shared::TaskShard) -> &crate::sync::AtomicU64| -> u64 {
+        shared
+            .shards
+            .iter()
+            .map(|shard| field(shard).load(Ordering::Relaxed))
+            .sum()
+    };
+    Sample {
+        accepted: sum(|shard| &shard.spawned),
+        rejected: sum(|shard| &shard.rejected),
+        completed: sum(|shard| &shard.finished),
+        usage: shared.slots.usage(),
+    }
 }
 
 impl fmt::Debug for TaskSupervisor {

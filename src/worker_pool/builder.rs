@@ -10,6 +10,7 @@ use quanta::Clock;
 
 use crate::admission::{limit_for, Sizing, SplitShard};
 use crate::error::{panic_message, BuildError};
+use crate::rates::Rates;
 use crate::sync::{check_thread_name, lock, spawn_named, AtomicBool, AtomicU64, Mutex};
 
 use super::envelope::Envelope;
@@ -373,6 +374,8 @@ impl WorkerPoolBuilder {
         let workers = first_workers(&factory, checked.shards)?;
         let (shared, receivers) = checked.shared();
         let pool = WorkerPool {
+            rates: Rates::start(&shared, super::sample),
+            name: checked.name.clone(),
             shared: Arc::clone(&shared),
             threads: Mutex::new(Vec::with_capacity(checked.shards)),
         };

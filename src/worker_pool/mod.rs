@@ -72,6 +72,7 @@ use std::time::Duration;
 
 use crate::admission::limit_for;
 use crate::latency::LatencyHistogram;
+use crate::rates::{RateStats, Rates, Sample};
 use crate::sync::{is_current, lock, AtomicU64, JoinHandle, Mutex, Ordering};
 
 pub use builder::{WorkerPoolBuilder, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY};
@@ -121,6 +122,9 @@ pub use worker::Worker;
 pub struct WorkerPool<W: Worker> {
     shared: Arc<Shared<W>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
+    name: String,
 }
 
 /// The worker type of the `impl` that holds [`WorkerPool::builder`], so that
@@ -436,6 +440,51 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> WorkerPoolStats {
+        self.stats_now()
+    }
+
+    /// The in, out and rejected rates of the last whole second, and the
+    /// last 60 seconds' and all-time counts with their average and peak
+    /// rates and usage, as Erlang sidejob reports them: "in" is a message
+    /// accepted, "out" one handled or skipped, "rejected" a refusal for
+    /// overload (not for a closed pool). Costs no message anything.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// struct Echo;
+    /// impl sidejob::Worker for Echo {
+    ///     type Request = u32;
+    ///     type Reply = u32;
+    ///     fn handle_call(&mut self, request: u32) -> u32 { request }
+    /// }
+    /// let pool = sidejob::WorkerPool::builder().capacity(4).build(|_| Echo)?;
+    /// assert_eq!(pool.call(1)?, 1);
+    /// let total = pool.rates().total;
+    /// assert_eq!((total.accepted, total.completed), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(sample(&self.shared))
+    }
+
+    /// The pool's name: its threads' prefix, and its metrics' `name` label
+    /// (see [`WorkerPoolBuilder::name`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Noop;
+    /// # impl sidejob::Worker for Noop { type Request = (); type Reply = (); fn handle_call(&mut self, _: ()) {} }
+    /// let pool = sidejob::WorkerPool::builder().capacity(1).name("api").build(|_| Noop)?;
+    /// assert_eq!(pool.name(), "api");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stats_now(&self) -> WorkerPoolStats {
         let capacity = self.shared.capacity;
         let count = self.shared.shards.len();
         let counts: Vec<_> = self
@@ -570,4 +619,29 @@ impl<W: Worker> fmt::Debug for WorkerPool<W> {
             .field("closed", &self.is_closed())
             .finish()
     }
+}
+
+/// What the rates sampler reads of a pool: messages accepted, refused for
+/// overload, handled or skipped, and in the mailboxes now.
+fn sample<W: Worker>(shared: &Shared<W>) -> Sample {
+    let mut sample = Sample::default();
+    for shard in shared.shards.iter() {
+        let counts = shard.counts();
+        sample.accepted += counts.accepted;
+        sample.usage += counts.usage as usize;
+    }
+    let rejected: u64 = shared
+        .rejections
+        .iter()
+        .map(|rejected| rejected.load(Ordering::Relaxed))
+        .sum();
+    sample.rejected = rejected.saturating_sub(shared.refused_closed.load(Ordering::Relaxed));
+    sample.completed = shared
+        .records
+        .iter()
+        .map(|record| {
+            record.handled.load(Ordering::Relaxed) + record.skipped.load(Ordering::Relaxed)
+        })
+        .sum();
+    sample
 }

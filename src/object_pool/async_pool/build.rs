@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::error::BuildError;
+use crate::rates::Rates;
 
 use super::super::builder::{ObjectPoolBuilder, Validated};
 use super::super::shared::PoolShared;
@@ -63,12 +64,14 @@ impl<M: AsyncManager> ObjectPoolBuilder<AsyncManaged<M>> {
             config,
             shards,
             init_size,
-            ..
+            name,
         } = self.validated()?;
         let shared =
             Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
         let pool = AsyncObjectPool {
+            rates: Rates::start(&shared, PoolShared::sample),
             shared: Arc::clone(&shared),
+            name,
         };
         let Some(runtime) = runtime else {
             return Ok(pool);

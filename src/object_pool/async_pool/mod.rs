@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::BuildError;
+use crate::rates::{RateStats, Rates};
 use crate::sync::Ordering;
 
 use super::builder::ObjectPoolBuilder;
@@ -88,6 +89,9 @@ pub type AsyncObjectPoolBuilder<M> = ObjectPoolBuilder<AsyncManaged<M>>;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncObjectPool<M: AsyncManager> {
     shared: Arc<PoolShared<AsyncManaged<M>>>,
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    rates: Arc<Rates>,
+    name: String,
 }
 
 impl<M: AsyncManager> AsyncObjectPool<M> {
@@ -354,6 +358,54 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// ```
     pub fn stats(&self) -> ObjectPoolStats {
         self.shared.stats()
+    }
+
+    /// The rates and windows, as
+    /// [`ObjectPool::rates`](crate::ObjectPool::rates).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::AsyncManager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     async fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let pool = sidejob::AsyncObjectPool::builder(Conns).max_size(1).build().await?;
+    /// let held = pool.try_take().await?;
+    /// assert!(pool.try_take().await.is_err());
+    /// let total = pool.rates().total;
+    /// assert_eq!((total.accepted, total.rejected, total.peak_usage), (1, 1, 1));
+    /// # drop(held);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn rates(&self) -> RateStats {
+        self.rates.stats(self.shared.sample())
+    }
+
+    /// The pool's name, its metrics' `name` label (see
+    /// [`ObjectPoolBuilder::name`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # struct Conns;
+    /// # impl sidejob::AsyncManager for Conns {
+    /// #     type Object = u8;
+    /// #     type Error = std::io::Error;
+    /// #     async fn create(&self) -> std::io::Result<u8> { Ok(0) }
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let pool = sidejob::AsyncObjectPool::builder(Conns).max_size(1).name("redis").build().await?;
+    /// assert_eq!(pool.name(), "redis");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The pool's limits and timers now.
