@@ -17,6 +17,9 @@ pub use admission::MAX_SHARDS;
 mod rates;
 pub use rates::{RateStats, WindowStats};
 
+mod metered;
+pub use metered::{Figure, FigureValue, Metered, Snapshot};
+
 // Resource: the sharded admission counter.
 mod resource;
 pub use resource::{OwnedPermit, Permit, Resource, ResourceBuilder, ResourceStats, ShardStats};
@@ -61,6 +64,14 @@ pub use object_pool::{
     PoolConfig, PoolGroup, PoolStatus, PoolTag, Pooled, Removal, TaggedManager, TakeError,
     DEFAULT_QUEUE_MAX,
 };
+
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
+
+#[cfg(feature = "prometheus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
+pub mod prometheus;
 
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]

@@ -25,6 +25,10 @@ impl sidejob::Manager for Numbers {
 fn every_stats_type_serializes() {
     let resource = Resource::builder().capacity(2).shards(2).build().unwrap();
     let _permit = resource.try_acquire().unwrap();
+    let value = to_value(resource.rates()).unwrap();
+    assert_eq!(value["total"]["accepted"], json!(1));
+    assert_eq!(value["last_60s"]["peak_usage"], json!(0));
+    assert_eq!(value["in_rate"], json!(0.0));
     let value = to_value(resource.stats()).unwrap();
     assert_eq!(value["capacity"], json!(2));
     assert_eq!(value["usage"], json!(1));

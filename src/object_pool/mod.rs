@@ -76,6 +76,7 @@ mod lifecycle;
 mod maintainer;
 mod manager;
 mod member;
+mod metered;
 mod owned_pooled;
 mod pending_create;
 mod pooled;

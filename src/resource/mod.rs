@@ -7,6 +7,7 @@
 
 mod anchor;
 mod builder;
+mod metered;
 mod permit;
 mod stats;
 

@@ -29,6 +29,7 @@ mod child;
 mod error;
 mod handle;
 mod live_set;
+mod metered;
 mod stats;
 
 use std::fmt;

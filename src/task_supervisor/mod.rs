@@ -33,6 +33,7 @@ mod builder;
 mod context;
 #[cfg(feature = "tokio")]
 mod handle;
+mod metered;
 mod shared;
 #[cfg(feature = "tokio")]
 mod spawn;

@@ -57,6 +57,7 @@ mod call_future;
 mod envelope;
 mod error;
 mod mailbox;
+mod metered;
 mod pinning;
 mod record;
 mod reply;

@@ -655,3 +655,9 @@ impl<M: AsyncManager> fmt::Debug for AsyncObjectPool<M> {
             .finish_non_exhaustive()
     }
 }
+
+impl<M: AsyncManager> crate::metered::Metered for AsyncObjectPool<M> {
+    fn snapshot(&self) -> crate::metered::Snapshot {
+        super::metered::pool_snapshot(self.name(), &self.status(), &self.stats(), &self.rates())
+    }
+}
