@@ -31,7 +31,7 @@ install() {
 install wrk wrk
 install gnuplot gnuplot-nox
 
-cargo build --release --features http --example http_server >&2
+cargo build --release --features http,prometheus --example http_server >&2
 server=target/release/examples/http_server
 mkdir -p "$OUT" docs/img
 data="$OUT/points.tsv"

@@ -21,13 +21,21 @@
 //! (`benches/http_load.sh` reads it).
 //!
 //! ```text
-//! cargo run --release --features http --example http_server -- --duration 3 --self-load 32
-//! cargo run --release --features http --example http_server -- --addr 127.0.0.1:3000 --limiter tower-concurrency
+//! cargo run --release --features http,prometheus --example http_server -- --duration 3 --self-load 32
+//! cargo run --release --features http,prometheus --example http_server -- --addr 127.0.0.1:3000 --limiter tower-concurrency
 //! ```
 //!
 //! `--self-load N` drives the server from N client tasks of its own (a real
 //! HTTP client over 127.0.0.1), so the example shows overload in a few
 //! seconds without a load generator.
+//!
+//! `GET /metrics` answers in Prometheus' text format, outside the limiter
+//! (a scrape is never shed): with the `sidejob` limiter, its resource
+//! (named `http`) through `sidejob::prometheus::Collector`, e.g.
+//!
+//! ```text
+//! curl -s http://127.0.0.1:3000/metrics | grep -E 'sidejob_resource_(usage|rejected_total|in_rate)'
+//! ```
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -46,7 +54,11 @@ use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::registry::Registry;
+use sidejob::prometheus::Collector;
 use sidejob::tower::HttpShedLayer;
+use sidejob::Resource;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::ServiceBuilder;
 
@@ -114,6 +126,24 @@ impl Report {
 struct App {
     report: Arc<Report>,
     work: Duration,
+    /// What `/metrics` encodes.
+    registry: Arc<Registry>,
+}
+
+/// `GET /metrics`: the registry in Prometheus' text format.
+async fn metrics(State(app): State<App>) -> Response {
+    let mut text = String::new();
+    match encode(&mut text, &app.registry) {
+        Ok(()) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
 }
 
 /// The handler: `work` of CPU time on the blocking pool.
@@ -157,11 +187,12 @@ async fn timed(State(app): State<App>, request: Request, next: Next) -> Response
     response
 }
 
-/// The router behind `limiter`, timed from outside.
-fn router(args: &Args, app: App) -> Router {
+/// The router behind `limiter`, timed from outside; `/metrics` beside it.
+/// The sidejob limiter's resource is `resource`.
+fn router(args: &Args, app: App, resource: Arc<Resource>) -> Router {
     let routes = Router::new().route("/work", get(work));
     let limited = match args.limiter {
-        Limiter::Sidejob => routes.layer(HttpShedLayer::with_capacity(args.capacity).unwrap()),
+        Limiter::Sidejob => routes.layer(HttpShedLayer::new(resource)),
         Limiter::TowerConcurrency => routes.layer(GlobalConcurrencyLimitLayer::new(args.capacity)),
         Limiter::TowerLoadshed => routes.layer(
             ServiceBuilder::new()
@@ -175,6 +206,7 @@ fn router(args: &Args, app: App) -> Router {
     };
     limited
         .layer(middleware::from_fn_with_state(app.clone(), timed))
+        .route("/metrics", get(metrics))
         .with_state(app)
 }
 
@@ -263,14 +295,28 @@ fn print_report(args: &Args, report: &Report) {
 async fn main() {
     let args = Args::parse();
     let report = Arc::new(Report::new());
+    let resource = Arc::new(
+        Resource::builder()
+            .capacity(args.capacity)
+            .name("http")
+            .build()
+            .expect("a valid capacity"),
+    );
+    let collector = Collector::new();
+    if args.limiter == Limiter::Sidejob {
+        collector.register(&resource);
+    }
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(collector));
     let app = App {
         report: Arc::clone(&report),
         work: Duration::from_secs_f64(args.work_ms / 1000.0),
+        registry: Arc::new(registry),
     };
     let listener = tokio::net::TcpListener::bind(args.addr).await.unwrap();
     let address = listener.local_addr().unwrap();
     eprintln!("listening on http://{address}/work ({:?})", args.limiter);
-    let serve = axum::serve(listener, router(&args, app));
+    let serve = axum::serve(listener, router(&args, app, Arc::clone(&resource)));
     let server = tokio::spawn(async move { serve.await });
     let stop = Arc::new(tokio::sync::Notify::new());
     if args.self_load > 0 {
