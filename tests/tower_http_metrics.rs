@@ -33,11 +33,19 @@ fn example() -> PathBuf {
 /// `GET /metrics` over HTTP/1.1: the status line and the body.
 fn scrape(address: SocketAddr) -> (String, String) {
     let mut stream = TcpStream::connect(address).expect("the server accepts");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(stream, "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("a response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("headers, then a body");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("headers, then a body");
     let status = head.lines().next().unwrap_or_default().to_owned();
     (status, body.to_owned())
 }
@@ -48,7 +56,10 @@ fn samples(text: &str) -> HashMap<String, f64> {
         .filter(|line| !line.starts_with('#') && !line.is_empty())
         .map(|line| {
             let (series, value) = line.rsplit_once(' ').expect("name{labels} value");
-            (series.to_owned(), value.parse().unwrap_or_else(|_| panic!("a number: {line}")))
+            (
+                series.to_owned(),
+                value.parse().unwrap_or_else(|_| panic!("a number: {line}")),
+            )
         })
         .collect()
 }
@@ -76,7 +87,10 @@ fn the_example_serves_its_resource_in_prometheus_text() {
     let rates_seen = loop {
         let (status, body) = scrape(address);
         assert!(status.contains("200"), "{status}");
-        assert!(body.contains("# TYPE sidejob_resource_accepted counter"), "{body}");
+        assert!(
+            body.contains("# TYPE sidejob_resource_accepted counter"),
+            "{body}"
+        );
         let samples = samples(&body);
         let figure = |name: &str| samples.get(&format!("{name}{{name=\"http\"}}")).copied();
         assert_eq!(figure("sidejob_resource_capacity"), Some(2.0), "{body}");
@@ -94,5 +108,8 @@ fn the_example_serves_its_resource_in_prometheus_text() {
     };
     let _ = server.kill();
     let _ = server.wait();
-    assert!(rates_seen, "admissions, refusals and an in rate never showed");
+    assert!(
+        rates_seen,
+        "admissions, refusals and an in rate never showed"
+    );
 }
