@@ -39,7 +39,7 @@ impl RateMeter {
     pub(super) fn new() -> Self {
         RateMeter {
             last: None,
-            window: VecDeque::with_capacity(WINDOW_SECONDS),
+            window: VecDeque::new(),
             seconds: 0,
             whole: Second::default(),
             max_in: 0,

@@ -23,7 +23,7 @@ mod meter;
 mod sampler;
 mod stats;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use stats::{RateStats, WindowStats};
 
@@ -50,6 +50,8 @@ pub(crate) struct Sample {
 #[derive(Debug)]
 pub(crate) struct Rates {
     meter: Mutex<RateMeter>,
+    /// The face's place in the sampler, left when this is dropped.
+    registration: OnceLock<u64>,
 }
 
 impl Rates {
@@ -62,8 +64,12 @@ impl Rates {
     {
         let rates = Arc::new(Rates {
             meter: Mutex::new(RateMeter::new()),
+            registration: OnceLock::new(),
         });
-        sampler::register(Arc::downgrade(source), sample, Arc::downgrade(&rates));
+        if let Some(id) = sampler::register(Arc::downgrade(source), sample, Arc::downgrade(&rates))
+        {
+            let _ = rates.registration.set(id);
+        }
         rates
     }
 
@@ -81,5 +87,15 @@ impl Rates {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .tick(now);
+    }
+}
+
+impl Drop for Rates {
+    /// The face's last handle is gone: it leaves the sampler at once, so
+    /// the sampler keeps none of its memory.
+    fn drop(&mut self) {
+        if let Some(&id) = self.registration.get() {
+            sampler::unregister(id);
+        }
     }
 }

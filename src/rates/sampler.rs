@@ -1,9 +1,10 @@
 //! The process's one sampler thread: once a second, it reads the counts of
 //! every live face that keeps rates and ticks its meter. Started by the
-//! first face made; a face is dropped from it once gone (it is held
-//! weakly). Under loom no thread starts: models do not read rates.
+//! first face made; a face leaves it when its meter is dropped (with the
+//! face's last handle), so the sampler never keeps a dropped face's memory.
+//! Under loom no thread starts: models do not read rates.
 
-use std::sync::{Mutex, OnceLock, Weak};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::{Rates, Sample};
@@ -15,16 +16,36 @@ pub(super) const TICK: Duration = Duration::from_secs(1);
 /// both live; `false` once either is gone.
 type Feed = Box<dyn Fn() -> bool + Send>;
 
-/// The faces to sample; the thread runs once this exists.
-static FEEDS: OnceLock<Mutex<Vec<Feed>>> = OnceLock::new();
+/// The faces to sample.
+#[derive(Default)]
+struct Feeds {
+    next_id: u64,
+    /// Each face's feed, by the id its meter keeps.
+    list: Vec<(u64, Feed)>,
+    /// Faces that left while the sampler had the list out, to drop when
+    /// it puts the list back.
+    left: Vec<u64>,
+}
 
-/// Adds a face to the sampler, starting the thread on first use.
-pub(super) fn register<S>(source: Weak<S>, sample: fn(&S) -> Sample, rates: Weak<Rates>)
+/// The faces; the thread runs once this exists.
+static FEEDS: OnceLock<Mutex<Feeds>> = OnceLock::new();
+
+fn lock(feeds: &Mutex<Feeds>) -> MutexGuard<'_, Feeds> {
+    feeds.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Adds a face to the sampler, starting the thread on first use; returns
+/// the id [`unregister`] takes (`None` under loom, where nothing samples).
+pub(super) fn register<S>(
+    source: Weak<S>,
+    sample: fn(&S) -> Sample,
+    rates: Weak<Rates>,
+) -> Option<u64>
 where
     S: Send + Sync + 'static,
 {
     if cfg!(sidejob_loom) {
-        return;
+        return None;
     }
     let feed: Feed = Box::new(move || match (source.upgrade(), rates.upgrade()) {
         (Some(source), Some(rates)) => {
@@ -39,12 +60,34 @@ where
         let _ = std::thread::Builder::new()
             .name("sidejob-rates".to_owned())
             .spawn(run);
-        Mutex::new(Vec::new())
+        Mutex::new(Feeds::default())
     });
-    feeds
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(feed);
+    let mut feeds = lock(feeds);
+    let id = feeds.next_id;
+    feeds.next_id += 1;
+    feeds.list.push((id, feed));
+    Some(id)
+}
+
+/// Takes a face out of the sampler: its feed, and with it the weak
+/// references that kept the face's memory, is dropped now (or, if the
+/// sampler has the list out, as soon as it puts it back).
+pub(super) fn unregister(id: u64) {
+    let Some(feeds) = FEEDS.get() else {
+        return;
+    };
+    let removed = {
+        let mut feeds = lock(feeds);
+        match feeds.list.iter().position(|(each, _)| *each == id) {
+            Some(index) => Some(feeds.list.swap_remove(index)),
+            None => {
+                feeds.left.push(id);
+                None
+            }
+        }
+    };
+    // Dropped outside the lock.
+    drop(removed);
 }
 
 /// The thread: ticks on a fixed schedule (a late tick does not shift the
@@ -60,17 +103,20 @@ fn run() {
         let Some(feeds) = FEEDS.get() else {
             continue;
         };
-        // Sampled without the list's lock, so that a face made meanwhile
-        // (perhaps under a lock a sample takes) never waits for a sample.
-        let lock = || {
-            feeds
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        // Sampled without the list's lock, so that a face made or dropped
+        // meanwhile (perhaps under a lock a sample takes, or by the sample
+        // itself dropping a face's last handle) never waits for a sample.
+        let mut taken = std::mem::take(&mut lock(feeds).list);
+        taken.retain(|(_, feed)| feed());
+        let gone = {
+            let mut feeds = lock(feeds);
+            let left = std::mem::take(&mut feeds.left);
+            let (gone, mut kept): (Vec<_>, Vec<_>) =
+                taken.into_iter().partition(|(id, _)| left.contains(id));
+            kept.append(&mut feeds.list);
+            feeds.list = kept;
+            gone
         };
-        let mut taken = std::mem::take(&mut *lock());
-        taken.retain(|feed| feed());
-        let mut feeds = lock();
-        taken.append(&mut feeds);
-        *feeds = taken;
+        drop(gone);
     }
 }
