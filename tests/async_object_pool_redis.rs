@@ -8,26 +8,11 @@
 //! build the example (`cargo test` builds examples only as test harnesses).
 #![cfg(feature = "tokio")]
 
-use std::path::PathBuf;
+mod support;
+
 use std::process::Command;
 
-/// Builds the example with the features of this test run's crate, and
-/// returns its binary, beside this test's directory:
-/// `target/<profile>/examples`.
-fn example() -> PathBuf {
-    let built = Command::new(env!("CARGO"))
-        .args(["build", "--example", "redis_pool", "--all-features"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(built.success(), "cargo build --example redis_pool failed");
-    let test = std::env::current_exe().expect("the test's own path");
-    test.parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>")
-        .join("examples")
-        .join("redis_pool")
-}
+use support::examples::example;
 
 #[test]
 fn a_pool_of_real_redis_connections_survives_a_server_restart() {
@@ -36,7 +21,7 @@ fn a_pool_of_real_redis_connections_survives_a_server_restart() {
         found.is_ok_and(|output| output.status.success()),
         "redis-server is not installed: this test needs it (Debian: apt-get install redis-server)"
     );
-    let output = Command::new(example())
+    let output = Command::new(example("redis_pool"))
         .args(["--tasks", "16", "--max-size", "3", "--rounds", "20"])
         .output()
         .expect("the example runs");

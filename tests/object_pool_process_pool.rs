@@ -7,31 +7,15 @@
 //! The test has cargo build the example (`cargo test` builds examples only
 //! as test harnesses), then runs it; it never skips.
 
-use std::path::PathBuf;
+mod support;
+
 use std::process::Command;
 
-/// Builds the example and returns its binary. `cargo test` builds examples
-/// only as test harnesses, not their `main`, so this asks cargo for the
-/// real one (a link at most after `cargo test --all-targets`), which cargo
-/// places beside this test's directory: `target/<profile>/examples`.
-fn example() -> PathBuf {
-    let built = Command::new(env!("CARGO"))
-        .args(["build", "--example", "process_pool"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(built.success(), "cargo build --example process_pool failed");
-    let test = std::env::current_exe().expect("the test's own path");
-    test.parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>")
-        .join("examples")
-        .join("process_pool")
-}
+use support::examples::example;
 
 #[test]
 fn a_pool_of_real_processes_replaces_a_killed_one_and_reaps_them_all() {
-    let output = Command::new(example())
+    let output = Command::new(example("process_pool"))
         .args(["--clients", "4", "--max-size", "3", "--docs", "50"])
         .output()
         .expect("the example runs");

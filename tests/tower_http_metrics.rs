@@ -6,29 +6,15 @@
 //! rates.
 #![cfg(all(feature = "http", feature = "prometheus"))]
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Builds the example with this run's features and returns its binary
-/// (`cargo test` builds examples only as test harnesses).
-fn example() -> PathBuf {
-    let built = Command::new(env!("CARGO"))
-        .args(["build", "--example", "http_server", "--all-features"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(built.success(), "cargo build --example http_server failed");
-    let test = std::env::current_exe().expect("the test's own path");
-    test.parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>")
-        .join("examples")
-        .join("http_server")
-}
+use support::examples::example;
 
 /// `GET /metrics` over HTTP/1.1: the status line and the body.
 fn scrape(address: SocketAddr) -> (String, String) {
@@ -66,7 +52,7 @@ fn samples(text: &str) -> HashMap<String, f64> {
 
 #[test]
 fn the_example_serves_its_resource_in_prometheus_text() {
-    let mut server = Command::new(example())
+    let mut server = Command::new(example("http_server"))
         .args(["--addr", "127.0.0.1:0", "--capacity", "2", "--work-ms", "2"])
         .args(["--self-load", "16", "--duration", "8"])
         .stdout(Stdio::null())

@@ -11,6 +11,7 @@ use crate::rates::Rates;
 use crate::sync::{check_thread_name, Mutex};
 
 use super::config::{max_size_error, PoolConfig};
+use super::hooks::Hooks;
 use super::manager::Manager;
 use super::shared::PoolShared;
 use super::ObjectPool;
@@ -437,11 +438,43 @@ impl<M> ObjectPoolBuilder<M> {
 
 /// A builder's settings, checked.
 pub(super) struct Validated<M> {
-    pub(super) manager: M,
+    manager: M,
+    config: PoolConfig,
+    shards: usize,
+    init_size: usize,
+    name: String,
+}
+
+/// A new pool's engine and what its face keeps, for either face's `build`.
+pub(super) struct Engine<M: Hooks> {
+    pub(super) shared: Arc<PoolShared<M>>,
+    /// Its rates, fed by the process's sampler.
+    pub(super) rates: Arc<Rates>,
     pub(super) config: PoolConfig,
-    pub(super) shards: usize,
     pub(super) init_size: usize,
     pub(super) name: String,
+}
+
+impl<M: Hooks> Validated<M> {
+    /// Makes the engine, sampled for its rates; no object yet.
+    pub(super) fn engine(self) -> Engine<M> {
+        let Validated {
+            manager,
+            config,
+            shards,
+            init_size,
+            name,
+        } = self;
+        let shared =
+            Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
+        Engine {
+            rates: Rates::start(&shared, PoolShared::sample),
+            shared,
+            config,
+            init_size,
+            name,
+        }
+    }
 }
 
 impl<M: Manager> ObjectPoolBuilder<M> {
@@ -469,23 +502,15 @@ impl<M: Manager> ObjectPoolBuilder<M> {
     /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
     /// ```
     pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
-        let Validated {
-            manager,
-            config,
-            shards,
-            init_size,
-            name,
-        } = self.validated()?;
-        let shared =
-            Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
+        let engine = self.validated()?.engine();
         let pool = ObjectPool {
-            rates: Rates::start(&shared, PoolShared::sample),
-            shared,
+            shared: engine.shared,
+            rates: engine.rates,
             maintainer: Mutex::new(None),
-            name,
+            name: engine.name,
         };
-        if init_size > 0 || config.needs_maintainer() {
-            pool.start_maintainer(init_size)?;
+        if engine.init_size > 0 || engine.config.needs_maintainer() {
+            pool.start_maintainer(engine.init_size)?;
         }
         Ok(pool)
     }

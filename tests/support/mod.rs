@@ -5,6 +5,7 @@
 
 pub mod async_objects;
 pub mod block_on;
+pub mod examples;
 pub mod homes;
 pub mod model_config;
 pub mod objects;

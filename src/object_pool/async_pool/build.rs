@@ -5,10 +5,8 @@
 use std::sync::Arc;
 
 use crate::error::BuildError;
-use crate::rates::Rates;
 
-use super::super::builder::{ObjectPoolBuilder, Validated};
-use super::super::shared::PoolShared;
+use super::super::builder::ObjectPoolBuilder;
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncObjectPool;
 
@@ -59,19 +57,12 @@ impl<M: AsyncManager> ObjectPoolBuilder<AsyncManaged<M>> {
                 "an AsyncObjectPool is built inside a tokio runtime, which runs its maintenance",
             )),
         };
-        let Validated {
-            manager,
-            config,
-            shards,
-            init_size,
-            name,
-        } = self.validated()?;
-        let shared =
-            Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
+        let engine = self.validated()?.engine();
+        let (shared, init_size) = (engine.shared, engine.init_size);
         let pool = AsyncObjectPool {
-            rates: Rates::start(&shared, PoolShared::sample),
             shared: Arc::clone(&shared),
-            name,
+            rates: engine.rates,
+            name: engine.name,
         };
         let Some(runtime) = runtime else {
             return Ok(pool);
