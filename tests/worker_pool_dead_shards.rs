@@ -22,8 +22,11 @@ enum Job {
     Which,
     /// Panic (deliberately).
     Die,
-    /// Wait for the gate, then panic.
-    DieLater(Arc<Mutex<Receiver<()>>>),
+    /// Say it runs, wait for the gate, then panic.
+    DieLater {
+        running: mpsc::Sender<()>,
+        gate: Arc<Mutex<Receiver<()>>>,
+    },
 }
 
 struct Fragile {
@@ -38,7 +41,8 @@ impl Worker for Fragile {
         match job {
             Job::Which => self.shard,
             Job::Die => panic!("deliberate: the handler dies"),
-            Job::DieLater(gate) => {
+            Job::DieLater { running, gate } => {
+                let _ = running.send(());
                 let _ = gate.lock().unwrap().recv();
                 panic!("deliberate: the handler dies")
             }
@@ -160,9 +164,17 @@ fn past_the_restart_intensity_a_shard_stays_down_and_answers_its_queue() {
     factory.broken[0].store(true, Ordering::SeqCst);
     let (open, gate) = mpsc::channel();
     let gate = Arc::new(Mutex::new(gate));
+    let (running, started) = mpsc::channel();
     std::thread::scope(|scope| {
-        let dying = scope.spawn(|| pool.call(Job::DieLater(Arc::clone(&gate))));
-        support::objects::eventually("the dying call is running", || pool.usage() == 1);
+        let dying = scope.spawn(|| {
+            pool.call(Job::DieLater {
+                running,
+                gate: Arc::clone(&gate),
+            })
+        });
+        // Running, not merely admitted: an admitted call may still be on
+        // its way into the mailbox, where the cast below could pass it.
+        started.recv().unwrap();
         // Queued behind it: a cast and a call.
         pool.cast(Job::Which).unwrap();
         let queued = scope.spawn(|| pool.call(Job::Which));
