@@ -1,7 +1,6 @@
 //! The pool's lifecycle: its maintainer thread, run-time reconfiguration,
 //! retiring every object, and what dropping the pool does.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::error::BuildError;
@@ -171,11 +170,6 @@ impl<M: Manager> Drop for ObjectPool<M> {
                 let _ = handle.join();
             }
         }
-        if std::thread::panicking() {
-            // A second panic from `destroy` would abort; contain it.
-            let _ = catch_unwind(AssertUnwindSafe(|| self.shared.close()));
-        } else {
-            self.shared.close();
-        }
+        self.shared.close_on_drop();
     }
 }

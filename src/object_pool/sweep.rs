@@ -1,7 +1,7 @@
 //! Sweeping idle objects: on close, on `retire_all`, and down to a lowered
 //! `max_size`.
 
-use std::panic::resume_unwind;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::sync::{lock, spin_lock, Ordering};
 
@@ -75,6 +75,17 @@ impl<M: Hooks> PoolShared<M> {
             }
         }
         first_panic
+    }
+
+    /// Closes the pool as its face is dropped: a panicking `destroy` is
+    /// contained while the thread already unwinds (a second panic would
+    /// abort), and goes on otherwise.
+    pub(super) fn close_on_drop(&self) {
+        if std::thread::panicking() {
+            let _ = catch_unwind(AssertUnwindSafe(|| self.close()));
+        } else {
+            self.close();
+        }
     }
 
     /// Closes the pool; see [`ObjectPool::close`](super::ObjectPool::close).

@@ -13,6 +13,14 @@ use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::{Handoff, WaitCell};
 
+/// What a take may use: a [`Handoff`] that is not a refusal.
+pub(super) enum Served<O> {
+    /// An object, to hand out (or check first).
+    Object(MemberBox<O>),
+    /// A free slot on this shard, to make an object in.
+    Slot(usize),
+}
+
 /// Where a taker stands after trying to join the queue.
 pub(super) enum Joined<O> {
     /// Something was free after all (found under the queue lock): the
@@ -102,13 +110,15 @@ impl<M: Hooks> PoolShared<M> {
         }
     }
 
-    /// The answers that are not something to use, as the take's error
-    /// (counted): `Ok` hands back an object or a slot.
-    pub(super) fn refuse_unless_served(
+    /// What a taker was handed or found: an object or a slot to use, or
+    /// else the take's error (counted).
+    pub(super) fn served(
         &self,
         handoff: Handoff<M::Object>,
-    ) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
+    ) -> Result<Served<M::Object>, TakeError<M::Error>> {
         match handoff {
+            Handoff::Object(member) => Ok(Served::Object(member)),
+            Handoff::Slot(shard) => Ok(Served::Slot(shard)),
             Handoff::Closed => Err(TakeError::Closed),
             Handoff::QueueFull => {
                 bump(&self.counters.rejected);
@@ -118,7 +128,6 @@ impl<M: Hooks> PoolShared<M> {
                 bump(&self.counters.timeouts);
                 Err(TakeError::Timeout)
             }
-            served => Ok(served),
         }
     }
 
@@ -225,10 +234,9 @@ impl<M: Manager> PoolShared<M> {
         handoff: Handoff<M::Object>,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        match self.refuse_unless_served(handoff)? {
-            Handoff::Slot(shard) => self.create_for_taker(shard, deadline),
-            Handoff::Object(idle) => Ok(idle),
-            _ => unreachable!("refusals were answered"),
+        match self.served(handoff)? {
+            Served::Slot(shard) => self.create_for_taker(shard, deadline),
+            Served::Object(idle) => Ok(idle),
         }
     }
 }

@@ -638,12 +638,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
 impl<M: AsyncManager> Drop for AsyncObjectPool<M> {
     fn drop(&mut self) {
         self.shared.maintenance.stop();
-        if std::thread::panicking() {
-            // A second panic from `destroy` would abort; contain it.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.shared.close()));
-        } else {
-            self.shared.close();
-        }
+        self.shared.close_on_drop();
     }
 }
 

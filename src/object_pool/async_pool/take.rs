@@ -25,7 +25,7 @@ use super::super::held::Held;
 use super::super::member::MemberBox;
 use super::super::shared::{bump, PoolShared};
 use super::super::wait_queue::{Handoff, WaitCell};
-use super::super::waiters::Joined;
+use super::super::waiters::{Joined, Served};
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncPooled;
 
@@ -243,13 +243,12 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         found_idle: bool,
         deadline: Option<Instant>,
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
-        match self.refuse_unless_served(handoff)? {
-            Handoff::Object(member) if found_idle => {
+        match self.served(handoff)? {
+            Served::Object(member) if found_idle => {
                 Ok(self.checked(FoundIdle::new(self, member)).await)
             }
-            Handoff::Object(member) => Ok(Some(member)),
-            Handoff::Slot(shard) => self.create_for_async_taker(shard, deadline).await.map(Some),
-            _ => Err(TakeError::Closed),
+            Served::Object(member) => Ok(Some(member)),
+            Served::Slot(shard) => self.create_for_async_taker(shard, deadline).await.map(Some),
         }
     }
 
