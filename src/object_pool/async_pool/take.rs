@@ -7,7 +7,7 @@
 //! A take future may be dropped at any `.await`; a guard then hands on
 //! whatever the take held: a queued waiter leaves the queue, and what it
 //! was handed goes to the next waiter or back idle ([`Queued`]); an object
-//! under `check` goes back idle, unchecked ([`Checking`]); a creation's
+//! under `check` goes back idle, unchecked ([`FoundIdle`]); a creation's
 //! future is dropped and then its slot freed (`create.rs`). A take that
 //! was polled and dropped unfinished is counted in `cancelled`
 //! ([`TakeWatch`]).
