@@ -9,7 +9,18 @@
 //!
 //! ```text
 //! cargo bench --bench task_supervisor --features tokio
+//! SIDEJOB_BENCH_PAIRED=40 cargo bench --bench task_supervisor --features tokio
 //! ```
+//!
+//! # Paired mode (`SIDEJOB_BENCH_PAIRED`)
+//!
+//! Spawn costs drift on a shared VM by more than the gaps between the
+//! contenders, and criterion measures one contender after the other. With
+//! `SIDEJOB_BENCH_PAIRED=<rounds>` set, the bench skips criterion and runs
+//! the contenders in rounds instead, each contender in turn (the first one
+//! rotating) doing 20 000 spawns per driver, and prints per contender the
+//! median and 10th percentile of ns per spawn + await and the median over
+//! rounds of its ratio to bare `tokio::spawn` in the same round.
 
 mod common;
 
@@ -17,8 +28,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::thread_counts;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use common::{paired_rounds, quantile, thread_counts};
+use criterion::{criterion_group, Criterion, Throughput};
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
@@ -56,61 +67,46 @@ where
     })
 }
 
-fn contender<F, Fut>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    runtime: &tokio::runtime::Runtime,
-    drivers: usize,
-    round: F,
-) where
+/// A contender: runs `drivers` driver tasks of `iters` rounds each on the
+/// runtime and returns the wall time.
+type Contender = Box<dyn Fn(&tokio::runtime::Runtime, usize, u64) -> Duration>;
+
+fn contender<F, Fut>(round: F) -> Contender
+where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send,
 {
-    group.bench_function(name, |b| {
-        b.iter_custom(|iters| drive(runtime, drivers, iters, round.clone()));
-    });
+    Box::new(move |runtime, drivers, iters| drive(runtime, drivers, iters, round.clone()))
 }
 
-fn task_supervisor(c: &mut Criterion) {
-    for workers in thread_counts() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .build()
-            .unwrap();
-        let unit = if workers == 1 { "worker" } else { "workers" };
-        let mut group = c.benchmark_group(format!("task_supervisor/{workers}-{unit}"));
-        group.throughput(Throughput::Elements(workers as u64));
-
-        contender(&mut group, "tokio-spawn", &runtime, workers, || async {
-            tokio::spawn(async { std::hint::black_box(1) })
-                .await
-                .unwrap();
-        });
-
-        let supervisor = sidejob::TaskSupervisor::new(CAPACITY);
-        contender(
-            &mut group,
+/// The contenders, by name; the first is the baseline of the paired mode.
+fn contenders() -> Vec<(&'static str, Contender)> {
+    let supervisor = sidejob::TaskSupervisor::new(CAPACITY);
+    let semaphore = Arc::new(Semaphore::new(CAPACITY));
+    let tracker = TaskTracker::new();
+    vec![
+        (
+            "tokio-spawn",
+            contender(|| async {
+                tokio::spawn(async { std::hint::black_box(1) })
+                    .await
+                    .unwrap();
+            }),
+        ),
+        (
             "sidejob-try-spawn",
-            &runtime,
-            workers,
-            move || {
+            contender(move || {
                 let handle = supervisor
                     .try_spawn(|_| async { std::hint::black_box(1) })
                     .unwrap_or_else(|_| panic!("refused"));
                 async move {
                     handle.await.unwrap();
                 }
-            },
-        );
-
-        let semaphore = Arc::new(Semaphore::new(CAPACITY));
-        let tracker = TaskTracker::new();
-        contender(
-            &mut group,
+            }),
+        ),
+        (
             "semaphore-tracker",
-            &runtime,
-            workers,
-            move || {
+            contender(move || {
                 let permit = Arc::clone(&semaphore).try_acquire_owned().unwrap();
                 let handle = tracker.spawn(async move {
                     let _permit = permit;
@@ -119,9 +115,78 @@ fn task_supervisor(c: &mut Criterion) {
                 async move {
                     handle.await.unwrap();
                 }
-            },
-        );
+            }),
+        ),
+    ]
+}
+
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .build()
+        .unwrap()
+}
+
+fn task_supervisor(c: &mut Criterion) {
+    for workers in thread_counts() {
+        let runtime = runtime(workers);
+        let unit = if workers == 1 { "worker" } else { "workers" };
+        let mut group = c.benchmark_group(format!("task_supervisor/{workers}-{unit}"));
+        group.throughput(Throughput::Elements(workers as u64));
+        for (name, run) in contenders() {
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| run(&runtime, workers, iters));
+            });
+        }
         group.finish();
+    }
+}
+
+/// Spawns per driver in one round of the paired mode.
+const PAIRED_SPAWNS: u64 = 20_000;
+
+/// The paired mode: every contender in turn (the first one rotating) runs
+/// [`PAIRED_SPAWNS`] spawns per driver, `rounds` times, on one runtime per
+/// worker count; prints per contender the median and 10th percentile of ns
+/// per spawn + await per driver, and the median of its per-round ratio to
+/// bare `tokio::spawn`.
+fn paired(rounds: usize) {
+    for workers in thread_counts() {
+        let runtime = runtime(workers);
+        let contenders = contenders();
+        let count = contenders.len();
+        let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); count];
+        // One round of warm-up, not recorded.
+        for round in 0..=rounds {
+            for k in 0..count {
+                let which = (round + k) % count;
+                let elapsed = (contenders[which].1)(&runtime, workers, PAIRED_SPAWNS);
+                if round > 0 {
+                    times[which].push(elapsed.as_nanos() as f64 / PAIRED_SPAWNS as f64);
+                }
+            }
+        }
+        println!(
+            "task_supervisor/{workers} worker(s) (paired, {rounds} rounds of {PAIRED_SPAWNS} spawns per driver)"
+        );
+        println!(
+            "  {:20} {:>9} {:>9} {:>13}",
+            "contender", "median ns", "p10 ns", "vs tokio-spawn"
+        );
+        for (which, (name, _)) in contenders.iter().enumerate() {
+            let ratios: Vec<f64> = times[which]
+                .iter()
+                .zip(&times[0])
+                .map(|(t, base)| t / base)
+                .collect();
+            println!(
+                "  {:20} {:9.1} {:9.1} {:12.2}x",
+                name,
+                quantile(&times[which], 0.5),
+                quantile(&times[which], 0.1),
+                quantile(&ratios, 0.5),
+            );
+        }
     }
 }
 
@@ -130,4 +195,11 @@ criterion_group! {
     config = common::criterion_config();
     targets = task_supervisor
 }
-criterion_main!(benches);
+fn main() {
+    if let Some(rounds) = paired_rounds() {
+        paired(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
