@@ -85,3 +85,45 @@ fn close_racing_the_last_child_still_ends_wait() {
         assert_eq!((stats.finished, stats.cancelled, stats.live), (1, 1, 0));
     });
 }
+
+/// (u) `cancel_all` races a child's admission: whichever generation the
+/// child joins, its context answers consistently. A `cancelled()` that
+/// resolves means `is_cancelled()`, at any point of the race, and once both
+/// are done, `cancelled()` resolves exactly when `is_cancelled()` says so.
+/// A context holding a generation number ahead of the generation it finds
+/// would resolve `cancelled()` while not cancelled.
+#[test]
+fn cancel_all_racing_an_admission_leaves_the_context_consistent() {
+    loom::model(|| {
+        let supervisor = TaskSupervisor::builder()
+            .capacity(1)
+            .shards(1)
+            .build()
+            .unwrap();
+        let admitter = {
+            let supervisor = supervisor.clone();
+            thread::spawn(move || {
+                let mut context = None;
+                let tracked = supervisor
+                    .try_track(|given| {
+                        context = Some(given);
+                        std::future::ready(())
+                    })
+                    .unwrap();
+                let context = context.unwrap();
+                if poll_once(context.cancelled()).is_ready() {
+                    assert!(context.is_cancelled(), "resolved while not cancelled");
+                }
+                (context, tracked)
+            })
+        };
+        supervisor.cancel_all();
+        let (context, tracked) = admitter.join().unwrap();
+        assert_eq!(
+            poll_once(context.cancelled()).is_ready(),
+            context.is_cancelled()
+        );
+        drop(tracked);
+        assert_eq!(supervisor.stats().live, 0);
+    });
+}

@@ -90,6 +90,7 @@ impl TaskSupervisorBuilder {
         let shared = Arc::new(TaskShared::new(capacity, shards, name));
         Ok(TaskSupervisor {
             rates: Rates::start(&shared, super::sample),
+            anchors: super::shared::anchors(&shared).into(),
             shared,
         })
     }

@@ -1,9 +1,9 @@
 //! [`TaskContext`]: what a task can ask about itself.
 
+use std::fmt;
 use std::future::Future;
 
-use tokio_util::sync::CancellationToken;
-
+use super::shared::Anchor;
 use crate::children::ChildId;
 
 /// What a [`TaskSupervisor`](super::TaskSupervisor)'s task can ask about
@@ -26,15 +26,25 @@ use crate::children::ChildId;
 /// assert!(task.await);
 /// # });
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TaskContext {
     id: ChildId,
-    token: CancellationToken,
+    /// The cancellation generation the task was admitted in: it is
+    /// cancelled once the supervisor's generation has moved past it. A
+    /// number, not a clone of the generation's token, since cloning a
+    /// `CancellationToken` locks its node, which every child shares.
+    generation: u64,
+    /// Its shard's anchor: the way to the supervisor.
+    anchor: Anchor,
 }
 
 impl TaskContext {
-    pub(super) fn new(id: ChildId, token: CancellationToken) -> Self {
-        TaskContext { id, token }
+    pub(super) fn new(id: ChildId, generation: u64, anchor: Anchor) -> Self {
+        TaskContext {
+            id,
+            generation,
+            anchor,
+        }
     }
 
     /// The task's id, as [`which_children`](super::TaskSupervisor::which_children)
@@ -64,7 +74,7 @@ impl TaskContext {
     /// # });
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        self.token.is_cancelled()
+        self.anchor.is_cancelled(self.generation)
     }
 
     /// A future that resolves once the supervisor asks this task to stop.
@@ -87,6 +97,20 @@ impl TaskContext {
     /// # });
     /// ```
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
-        self.token.cancelled()
+        let token = self.anchor.token_for(self.generation);
+        async move {
+            if let Some(token) = token {
+                token.cancelled_owned().await;
+            }
+        }
+    }
+}
+
+impl fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("id", &self.id)
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }

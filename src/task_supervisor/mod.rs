@@ -18,9 +18,15 @@
 //! takes each set's lock to count, so a child either registered before that
 //! shard was counted or saw `closed` and was refused.
 //!
-//! Cancellation is a tokio-util `CancellationToken` per generation:
-//! `cancel_all` swaps in a fresh token and cancels the old one, so the
-//! children admitted later start uncancelled.
+//! Cancellation goes by generation: a child's context keeps the number of
+//! the generation it was admitted in, and each generation has a tokio-util
+//! `CancellationToken`. `cancel_all` moves to a fresh generation and cancels
+//! the old token, so the children admitted later start uncancelled. A
+//! child clones no token (cloning one locks its node, which all children
+//! share); its guard and its context each hold a clone of their shard's
+//! anchor, an `Arc` whose count is on the shard's own line. The live-set
+//! counters are written under the live set's lock, with no locked
+//! instruction.
 //!
 //! # Where each part lives
 //!
@@ -62,7 +68,7 @@ pub use stats::{TaskShardStats, TaskSupervisorStats};
 pub use task_error::TaskError;
 pub use tracked::Tracked;
 
-use shared::{bump, TaskShared};
+use shared::{bump, Anchor, TaskShared};
 use tracked::ChildGuard;
 
 /// A strict, capacity-limited supervisor of async tasks that always knows
@@ -90,6 +96,8 @@ use tracked::ChildGuard;
 #[derive(Clone)]
 pub struct TaskSupervisor {
     shared: Arc<TaskShared>,
+    /// One per shard: what a child admitted there clones (see `Anchor`).
+    anchors: Arc<[Anchor]>,
     /// Fed once a second by the process's sampler (see `crate::rates`).
     rates: Arc<Rates>,
 }
@@ -165,8 +173,11 @@ impl TaskSupervisor {
             Err(Refused::Overload) => return Err(SpawnError::Overload(task)),
             Err(Refused::Closed) => return Err(SpawnError::Closed(task)),
         };
-        let (_, id) = child.place();
-        let context = TaskContext::new(id, self.shared.current_token());
+        let context = TaskContext::new(
+            child.place().id,
+            self.shared.current_generation(),
+            Arc::clone(child.anchor()),
+        );
         // A panicking closure: the slot is freed and the child counted as
         // panicked before the panic goes on.
         let future = match catch_unwind(AssertUnwindSafe(|| task(context))) {
@@ -192,7 +203,7 @@ impl TaskSupervisor {
             return Err(Refused::Overload);
         };
         match shared.register(shard) {
-            Some(id) => Ok(ChildGuard::new(Arc::clone(shared), shard, id)),
+            Some(place) => Ok(ChildGuard::new(Arc::clone(&self.anchors[shard]), place)),
             None => Err(Refused::Closed),
         }
     }

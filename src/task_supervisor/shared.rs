@@ -2,12 +2,10 @@
 //! per shard the live set and counters, the cancellation of the current
 //! generation of children, and the signal that the last child ended.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use crossbeam_utils::CachePadded;
+use slab::Slab;
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::ShardedCounter;
@@ -22,8 +20,12 @@ pub(super) struct TaskShared {
     /// Set by `close`; read under a shard's live-set lock when a child
     /// registers there (see `register`).
     pub(super) closed: AtomicBool,
-    /// The token of the children admitted since the last `cancel_all`.
-    pub(super) cancel: ArcSwap<CancellationToken>,
+    /// The number of the current cancellation generation, read by every
+    /// admission (a line written only by `cancel_all`). Never ahead of
+    /// `generation`'s: both are written under its lock.
+    pub(super) generation_number: AtomicU64,
+    /// The current cancellation generation.
+    generation: Mutex<Arc<Generation>>,
     /// Cancelled once the supervisor is closed and no child is alive.
     pub(super) idle: CancellationToken,
     pub(super) name: String,
@@ -32,6 +34,8 @@ pub(super) struct TaskShared {
 /// One shard's live set and counters.
 pub(super) struct TaskShard {
     pub(super) live: Mutex<LiveSet>,
+    // `spawned`, `finished`, `panicked` and `cancelled` are written under
+    // `live`'s lock; `rejected` and `closed` anywhere.
     pub(super) spawned: AtomicU64,
     pub(super) finished: AtomicU64,
     pub(super) panicked: AtomicU64,
@@ -40,44 +44,53 @@ pub(super) struct TaskShard {
     pub(super) closed: AtomicU64,
 }
 
-/// The children alive on one shard.
+/// The children alive on one shard, in a slab: a child joins at a free
+/// entry and leaves by its key, with no hashing and, once the slab has
+/// grown to the shard's peak, no allocation.
 #[derive(Default)]
 pub(super) struct LiveSet {
     /// Ids handed out on this shard so far.
     issued: u64,
-    pub(super) children: HashMap<ChildId, LiveChild, BuildHasherDefault<IdHasher>>,
-}
-
-/// Hashes a child's id as itself: ids are unique integers that count up,
-/// so the default SipHash buys nothing here but its cost, twice per child.
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 << 8) | u64::from(byte);
-        }
-    }
-
-    fn write_u64(&mut self, id: u64) {
-        // Spread the low bits (an id is `issued * shards + shard`), so that
-        // the table's buckets fill evenly.
-        self.0 = id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
+    pub(super) children: Slab<LiveChild>,
 }
 
 /// What the supervisor keeps of a live child.
-#[derive(Default)]
 pub(super) struct LiveChild {
+    pub(super) id: ChildId,
     /// Set once a spawned child's task is on its runtime: `shutdown`
     /// aborts it if it outlives the grace.
     #[cfg(feature = "tokio")]
     pub(super) abort: Option<tokio::task::AbortHandle>,
+}
+
+/// Where a registered child lives: its id and its key in its shard's slab.
+/// A key is reused once its child has left, so whoever looks a child up by
+/// key checks the id.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Place {
+    pub(super) shard: usize,
+    pub(super) key: usize,
+    pub(super) id: ChildId,
+}
+
+/// The children of one cancellation generation: those admitted since the
+/// last `cancel_all`, whose token it cancels.
+pub(super) struct Generation {
+    number: u64,
+    token: CancellationToken,
+}
+
+/// A shard's own reference to what the supervisor shares. A child's guard
+/// and its context each hold one, cloned from their shard's anchor, whose
+/// reference count sits on a line of its own: spawns on different shards
+/// write no reference count in common (see `docs/design.md`).
+pub(super) type Anchor = Arc<CachePadded<Arc<TaskShared>>>;
+
+/// One anchor per shard of `shared`.
+pub(super) fn anchors(shared: &Arc<TaskShared>) -> Box<[Anchor]> {
+    (0..shared.shards.len())
+        .map(|_| Arc::new(CachePadded::new(Arc::clone(shared))))
+        .collect()
 }
 
 /// How a child ended.
@@ -93,6 +106,13 @@ pub(super) enum Ended {
 
 pub(super) fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Adds one to a counter written only under its shard's live-set lock,
+/// which the caller holds: a load and a store, no locked instruction.
+/// Readers load it without the lock (`Relaxed`: a figure, ordering nothing).
+fn bump_locked(counter: &AtomicU64, _live: &LiveSet) {
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
 impl TaskShard {
@@ -117,7 +137,11 @@ impl TaskShared {
                 .map(|_| CachePadded::new(TaskShard::new()))
                 .collect(),
             closed: AtomicBool::new(false),
-            cancel: ArcSwap::from_pointee(CancellationToken::new()),
+            generation_number: AtomicU64::new(0),
+            generation: Mutex::new(Arc::new(Generation {
+                number: 0,
+                token: CancellationToken::new(),
+            })),
             idle: CancellationToken::new(),
             name,
         }
@@ -128,7 +152,7 @@ impl TaskShared {
     /// first. `closed` is read under the set's lock, which `close` takes
     /// after setting it, so a child either registers before `close` counts
     /// that shard or sees it closed.
-    pub(super) fn register(&self, shard: usize) -> Option<ChildId> {
+    pub(super) fn register(&self, shard: usize) -> Option<Place> {
         let count = self.shards.len() as u64;
         let mut live = lock(&self.shards[shard].live);
         if self.closed.load(Ordering::Acquire) {
@@ -139,24 +163,31 @@ impl TaskShared {
         }
         let id = ChildId::new(live.issued * count + shard as u64);
         live.issued += 1;
-        bump(&self.shards[shard].spawned);
-        live.children.insert(id, LiveChild::default());
-        Some(id)
+        bump_locked(&self.shards[shard].spawned, &live);
+        let key = live.children.insert(LiveChild {
+            id,
+            #[cfg(feature = "tokio")]
+            abort: None,
+        });
+        Some(Place { shard, key, id })
     }
 
     /// A child ended: it leaves the live set and frees its slot, once, and
     /// is counted; if it was the last of a closed supervisor, `wait` ends.
-    pub(super) fn child_ended(&self, shard: usize, id: ChildId, how: Ended) {
-        let removed = lock(&self.shards[shard].live).children.remove(&id);
-        debug_assert!(removed.is_some(), "a child ends once");
-        self.slots.release(shard);
+    pub(super) fn child_ended(&self, place: Place, how: Ended) {
+        let shard = place.shard;
         let counters = &self.shards[shard];
-        bump(&counters.finished);
+        let mut live = lock(&counters.live);
+        let removed = live.children.remove(place.key);
+        debug_assert_eq!(removed.id, place.id, "a child ends once");
+        bump_locked(&counters.finished, &live);
         match how {
             Ended::Completed => {}
-            Ended::Panicked => bump(&counters.panicked),
-            Ended::Dropped => bump(&counters.cancelled),
+            Ended::Panicked => bump_locked(&counters.panicked, &live),
+            Ended::Dropped => bump_locked(&counters.cancelled, &live),
         }
+        drop(live);
+        self.slots.release(shard);
         // The removal's lock ordered this after a `close` that counted the
         // shard without this child, or before one that will count it gone.
         if self.closed.load(Ordering::Acquire) {
@@ -186,8 +217,8 @@ impl TaskShared {
             .flat_map(|shard| {
                 lock(&shard.live)
                     .children
-                    .keys()
-                    .copied()
+                    .iter()
+                    .map(|(_, child)| child.id)
                     .collect::<Vec<_>>()
             })
             .collect();
@@ -195,14 +226,45 @@ impl TaskShared {
         ids
     }
 
-    /// The token the children admitted now get.
-    pub(super) fn current_token(&self) -> CancellationToken {
-        CancellationToken::clone(&self.cancel.load())
+    /// The number of the generation the children admitted now join.
+    #[inline]
+    pub(super) fn current_generation(&self) -> u64 {
+        // Acquire: pairs with `cancel_all`'s release store, so a child that
+        // reads the new number finds its generation in `generation` too.
+        self.generation_number.load(Ordering::Acquire)
     }
 
-    /// Cancels the children admitted so far; later ones get a new token.
+    /// Whether the children of generation `number` were asked to stop.
+    pub(super) fn is_cancelled(&self, number: u64) -> bool {
+        self.current_generation() > number
+    }
+
+    /// The token that generation `number`'s cancellation cancels; `None`
+    /// if it already was.
+    pub(super) fn token_for(&self, number: u64) -> Option<CancellationToken> {
+        let current = lock(&self.generation);
+        // Never behind `number`: the number a child read was stored under
+        // this lock after its generation.
+        (current.number == number).then(|| current.token.clone())
+    }
+
+    /// Cancels the children admitted so far; later ones join a new
+    /// generation, uncancelled.
     pub(super) fn cancel_all(&self) {
-        let old = self.cancel.swap(Arc::new(CancellationToken::new()));
-        old.cancel();
+        let old = {
+            let mut current = lock(&self.generation);
+            let number = current.number + 1;
+            let old = std::mem::replace(
+                &mut *current,
+                Arc::new(Generation {
+                    number,
+                    token: CancellationToken::new(),
+                }),
+            );
+            // Release: see `current_generation`.
+            self.generation_number.store(number, Ordering::Release);
+            old
+        };
+        old.token.cancel();
     }
 }

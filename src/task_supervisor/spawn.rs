@@ -78,14 +78,19 @@ impl TaskSupervisor {
         Fut::Output: Send + 'static,
     {
         let tracked = self.try_track(task)?;
-        let (shard, id) = tracked.place();
+        let place = tracked.place();
         let join = runtime.spawn(tracked);
         // For `shutdown` to abort it; a task that already ended is gone from
-        // the set, and nothing is kept.
-        if let Some(child) = lock(&self.shared.shards[shard].live).children.get_mut(&id) {
-            child.abort = Some(join.abort_handle());
+        // the set (its key may hold a later child by now), and nothing is
+        // kept.
+        let mut live = lock(&self.shared.shards[place.shard].live);
+        if let Some(child) = live.children.get_mut(place.key) {
+            if child.id == place.id {
+                child.abort = Some(join.abort_handle());
+            }
         }
-        Ok(TaskHandle::new(id, join))
+        drop(live);
+        Ok(TaskHandle::new(place.id, join))
     }
 
     /// Closes the supervisor, cancels every child, and waits up to `grace`
@@ -127,7 +132,7 @@ impl TaskSupervisor {
             Err(_) => {
                 let remaining = self.which_children();
                 for shard in self.shared.shards.iter() {
-                    for child in lock(&shard.live).children.values() {
+                    for (_, child) in lock(&shard.live).children.iter() {
                         if let Some(abort) = &child.abort {
                             abort.abort();
                         }

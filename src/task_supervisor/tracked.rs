@@ -4,12 +4,11 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::shared::{Ended, TaskShared};
+use super::shared::{Anchor, Ended, Place};
 use crate::children::ChildId;
 
 pin_project! {
@@ -46,9 +45,9 @@ pin_project! {
 
 /// Ends the child exactly once, however its future ends.
 pub(super) struct ChildGuard {
-    shared: Arc<TaskShared>,
-    shard: usize,
-    id: ChildId,
+    /// Its shard's anchor: the way to the supervisor.
+    anchor: Anchor,
+    place: Place,
     /// Inside a poll of the task's future: a drop that finds it set comes
     /// from a panic in that poll.
     polling: bool,
@@ -56,19 +55,23 @@ pub(super) struct ChildGuard {
 }
 
 impl ChildGuard {
-    pub(super) fn new(shared: Arc<TaskShared>, shard: usize, id: ChildId) -> Self {
+    pub(super) fn new(anchor: Anchor, place: Place) -> Self {
         ChildGuard {
-            shared,
-            shard,
-            id,
+            anchor,
+            place,
             polling: false,
             ended: false,
         }
     }
 
-    /// Where the child lives: its shard and id.
-    pub(super) fn place(&self) -> (usize, ChildId) {
-        (self.shard, self.id)
+    /// Where the child lives.
+    pub(super) fn place(&self) -> Place {
+        self.place
+    }
+
+    /// Its shard's anchor.
+    pub(super) fn anchor(&self) -> &Anchor {
+        &self.anchor
     }
 
     /// The closure making the child's future panicked: it ends so.
@@ -79,7 +82,7 @@ impl ChildGuard {
     fn end(&mut self, how: Ended) {
         if !self.ended {
             self.ended = true;
-            self.shared.child_ended(self.shard, self.id, how);
+            self.anchor.child_ended(self.place, how);
         }
     }
 }
@@ -110,11 +113,11 @@ impl<Fut> Tracked<Fut> {
     /// assert!(supervisor.which_children().contains(&task.id()));
     /// ```
     pub fn id(&self) -> ChildId {
-        self.child.id
+        self.child.place.id
     }
 
     #[cfg(feature = "tokio")]
-    pub(super) fn place(&self) -> (usize, ChildId) {
+    pub(super) fn place(&self) -> Place {
         self.child.place()
     }
 }
@@ -137,7 +140,7 @@ impl<Fut: Future> Future for Tracked<Fut> {
 impl<Fut> fmt::Debug for Tracked<Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tracked")
-            .field("id", &self.child.id)
+            .field("id", &self.child.place.id)
             .field("ended", &self.child.ended)
             .finish()
     }
