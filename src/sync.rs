@@ -14,12 +14,61 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering
 #[cfg(sidejob_loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 
+#[cfg(sidejob_loom)]
+pub(crate) use loom::cell::UnsafeCell;
+#[cfg(sidejob_loom)]
+pub(crate) use loom::thread::{current as current_thread, park, yield_now, Thread};
+
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::hint::spin_loop;
+#[cfg(not(sidejob_loom))]
+pub(crate) use std::thread::{current as current_thread, park, park_timeout, yield_now, Thread};
+
+/// Loom models no time: parks until unparked.
+#[cfg(sidejob_loom)]
+pub(crate) fn park_timeout(_timeout: std::time::Duration) {
+    park();
+}
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// `std`'s `UnsafeCell` with loom's closure API (`with`, `with_mut`), so
+/// code using it runs unchanged under loom, which checks every access to
+/// its cells against the others.
+#[cfg(not(sidejob_loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(sidejob_loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> Self {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a pointer to the contents, for reading.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a pointer to the contents, for writing.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// Stands in for what a `SeqCst` access already guarantees in the C++ model
+/// but loom does not model (loom treats `SeqCst` accesses as `AcqRel` and
+/// models only `SeqCst` fences): a `SeqCst` fence under loom, nothing in an
+/// ordinary build.
+#[inline(always)]
+pub(crate) fn seq_cst_for_loom() {
+    #[cfg(sidejob_loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}
 
 /// A lock for critical sections of a few instructions on a hot path (the
 /// idle stacks): unlocking is a plain release store rather than the

@@ -30,6 +30,8 @@ mod split_shard;
 pub(crate) use counter::ShardedCounter;
 pub(crate) use home::home_shard;
 pub(crate) use probe::admit;
+#[cfg(test)]
+pub(crate) use probe::AdmissionShard;
 pub use sizing::MAX_SHARDS;
 pub(crate) use sizing::{check_capacity, limit_for, Sizing};
 pub(crate) use split_shard::SplitShard;

@@ -36,7 +36,10 @@
 //!
 //! * The word's reads are `Acquire` and its admitting CAS `AcqRel`, as in
 //!   [`Shard`](super::shard::Shard): a prober that sees one shard's new state
-//!   sees everything its writer did before, on any shard.
+//!   sees everything its writer did before, on any shard. The admitting CAS
+//!   and the releaser's read of usage are in fact `SeqCst` (no dearer on
+//!   x86): the worker pool's mailbox orders a worker going to sleep against
+//!   an admission by them.
 //! * The release store is `Release` and every read of `released` is
 //!   `Acquire`: a sender that admits on the strength of a release sees the
 //!   whole handling of the message that freed the slot, so usage as any
@@ -150,7 +153,15 @@ impl SplitShard {
     /// `released`.
     pub(crate) fn usage_from_releaser(&self) -> u64 {
         let released = self.released.load(Ordering::Relaxed);
-        usage_of(self.word.load(Ordering::Acquire), released)
+        // SeqCst: pairs with the admitting CAS (see `try_admit`).
+        usage_of(self.word.load(Ordering::SeqCst), released)
+    }
+
+    /// The grant number (see [`AdmissionShard::try_admit`]) of the shard's
+    /// `count`-th admission, counting from 0: grants count modulo 2^40.
+    #[inline]
+    pub(crate) fn grant_number(count: u64) -> u64 {
+        count & COUNT_MASK
     }
 
     /// A reading of usage, grants and limit that all held at one instant.
@@ -204,10 +215,13 @@ impl AdmissionShard for SplitShard {
                 current = self.word.load(Ordering::Acquire);
                 continue;
             }
+            // SeqCst (a plain `lock cmpxchg` on x86, as `AcqRel` is): the
+            // worker pool's mailbox pairs this admission with its worker's
+            // going to sleep (see `worker_pool/mailbox.rs`).
             match self.word.compare_exchange_weak(
                 current,
                 current.wrapping_add(ADMIT),
-                Ordering::AcqRel,
+                Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
                 Ok(_) => return Ok(admitted_of(current)),

@@ -476,7 +476,7 @@ impl Checked {
             capacity, shards, ..
         } = *self;
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..shards)
-            .map(|shard| mailbox(limit_for(capacity, shards, shard) as usize + 1))
+            .map(|shard| mailbox(limit_for(capacity, shards, shard)))
             .unzip();
         let sample_every = self.sample_every.checked_next_power_of_two();
         let shared = Arc::new(Shared {

@@ -9,9 +9,8 @@ use super::Worker;
 /// A message in a shard's mailbox.
 ///
 /// Kept small, since the mailbox copies it in and out: the request plus two
-/// words. `Stop` takes the one value `posted` never has (zero), and a cast
-/// is a message without a reply sender (a null pointer), so neither needs a
-/// tag of its own.
+/// words. A cast is a message without a reply sender (a null pointer), so
+/// it needs no tag of its own. (Stopping is the mailbox's own flag.)
 pub(super) enum Envelope<W: Worker> {
     /// A call, with the sender of its reply, or a cast, without.
     Message {
@@ -20,8 +19,6 @@ pub(super) enum Envelope<W: Worker> {
         /// When it was posted, if it is one of the timed messages.
         posted: Ticks,
     },
-    /// The pool is shutting down: finish what holds a slot, then exit.
-    Stop,
 }
 
 /// Where the worker sends a call's reply.

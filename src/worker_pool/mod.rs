@@ -17,12 +17,18 @@
 //! a sender reads the worker's line only when its cached figure says full.
 //! No cache line is written by both sides for every message.
 //!
+//! A shard's mailbox (`mailbox.rs`) is a ring indexed by the shard's grant
+//! numbers: the admission already numbers and bounds the messages, so the
+//! mailbox counts nothing itself. It is the crate's one module with
+//! `unsafe`; its protocol and the measurement that justified it are in its
+//! own docs.
+//!
 //! Shutdown marks the pool closed, sets every shard's limit to 0 (so every
 //! later send is refused, and a refusal on a closed pool is reported as
-//! `Closed`), and posts a stop message to every mailbox. A worker that has
-//! seen its stop message exits once its shard's usage is zero: every message
-//! that got a slot, even one whose sender was still between taking the slot
-//! and posting, is handled before the worker exits.
+//! `Closed`), and stops every mailbox. A worker exits once its mailbox is
+//! stopped and its shard's usage is zero: every message that got a slot,
+//! even one whose sender was still between taking the slot and posting, is
+//! handled before the worker exits.
 //!
 //! Latencies are sampled by grant number ([`WorkerPoolBuilder::latency_sample_every`]):
 //! the sender stamps a timed message with a raw clock reading, the worker
@@ -343,15 +349,19 @@ impl<W: Worker> WorkerPool<W> {
     /// ```
     #[inline]
     pub fn cast(&self, request: W::Request) -> Result<(), CastError<W::Request>> {
-        let (shard, posted) = match self.shared.admit() {
+        let admitted = match self.shared.admit() {
             Ok(admitted) => admitted,
             Err(refusal) => return Err(refusal.cast_error(request)),
         };
-        self.shared.mailboxes[shard].post(Envelope::Message {
-            request,
-            reply: None,
-            posted,
-        });
+        let posted = admitted.posted;
+        self.shared.post(
+            admitted,
+            Envelope::Message {
+                request,
+                reply: None,
+                posted,
+            },
+        );
         Ok(())
     }
 
@@ -590,10 +600,8 @@ impl<W: Worker> WorkerPool<W> {
             drop(limits);
             // Only now: once `is_closed` says so, every send is refused.
             self.shared.closed.store(true, Ordering::Release);
-            // A worker whose thread never started (a build that failed part
-            // way) has no mailbox left to stop.
             for mailbox in self.shared.mailboxes.iter() {
-                mailbox.post_unless_gone(Envelope::Stop);
+                mailbox.stop();
             }
         }
         for thread in threads.drain(..) {

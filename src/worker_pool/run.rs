@@ -74,10 +74,6 @@ where
                 continue;
             };
             let check_worker = match envelope {
-                Envelope::Stop => {
-                    turn.stopping = true;
-                    true
-                }
                 Envelope::Message {
                     request,
                     reply: Some(reply),
@@ -120,15 +116,17 @@ where
         }
         // Going idle: what was timed shows in the stats first.
         self.flush(self.record(), &mut turn.batch);
-        match self.tick_interval {
-            Some(interval) if !turn.stopping => match self.mailbox.recv_timeout(interval) {
-                Received::Message(envelope) => Some((envelope, UNTIMED)),
-                Received::Idle => {
-                    self.tick(turn);
-                    None
-                }
-            },
-            _ => Some((self.mailbox.recv(), UNTIMED)),
+        match self.mailbox.recv(self.shard(), self.tick_interval) {
+            Received::Message(envelope) => Some((envelope, UNTIMED)),
+            Received::Idle => {
+                self.tick(turn);
+                None
+            }
+            Received::Stopped => {
+                // Nothing admitted is left: the loop ends.
+                turn.stopping = true;
+                None
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! What the pool's threads share, and the senders' side of the protocol:
 //! admission through the probe, the refusal, and posting a call.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 // TSC-based where the CPU's counter is invariant: a raw read is one
@@ -15,7 +16,7 @@ use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 use super::envelope::{CallReply, Envelope, Ticks, UNTIMED};
 use super::error::{CallError, CastError};
-use super::mailbox::MailSender;
+use super::mailbox::Mailbox;
 use super::record::ShardRecord;
 use super::reply::reply_channel;
 use super::Worker;
@@ -34,7 +35,7 @@ pub(super) struct Shared<W: Worker> {
     pub(super) capacity: usize,
     /// Calls and casts refused because the pool was shut down.
     pub(super) refused_closed: AtomicU64,
-    pub(super) mailboxes: Box<[MailSender<Envelope<W>>]>,
+    pub(super) mailboxes: Box<[Arc<Mailbox<Envelope<W>>>]>,
     pub(super) closed: AtomicBool,
     pub(super) call_timeout: Duration,
     /// Times the sampled messages.
@@ -46,6 +47,16 @@ pub(super) struct Shared<W: Worker> {
     /// Serialises the shard limit changes of shutdown and of workers going
     /// down and up.
     pub(super) limits: Mutex<()>,
+}
+
+/// One admitted message, not posted yet: [`Shared::post`] consumes it, so
+/// each admission is posted once.
+#[must_use = "an admitted message holds its slot until it is posted and handled"]
+pub(super) struct Admitted {
+    shard: usize,
+    grant: u64,
+    /// Its post time, if it is timed.
+    pub(super) posted: Ticks,
 }
 
 /// Why a send was refused.
@@ -73,19 +84,37 @@ impl Refusal {
 }
 
 impl<W: Worker> Shared<W> {
-    /// Takes a slot for one message; returns its shard, and its post time
-    /// if it is one of the timed messages (decided by its grant number, so
-    /// an untimed message costs no clock read on either side).
+    /// Takes a slot for one message; returns the admission, with the
+    /// message's post time if it is one of the timed messages (decided by
+    /// its grant number, so an untimed message costs no clock read on either
+    /// side).
     #[inline]
-    pub(super) fn admit(&self) -> Result<(usize, Ticks), Refusal> {
+    pub(super) fn admit(&self) -> Result<Admitted, Refusal> {
         let start = home_shard(self.shards.len());
         match admit(&self.shards, start) {
             Some(admission) => {
                 let timed = admission.grant & self.sample_mask == 0;
-                Ok((admission.shard, if timed { self.now() } else { UNTIMED }))
+                Ok(Admitted {
+                    shard: admission.shard,
+                    grant: admission.grant,
+                    posted: if timed { self.now() } else { UNTIMED },
+                })
             }
             None => Err(self.refusal(start)),
         }
+    }
+
+    /// Posts the message of `admitted` to its shard's mailbox.
+    #[inline]
+    #[allow(unsafe_code)]
+    pub(super) fn post(&self, admitted: Admitted, envelope: Envelope<W>) {
+        // SAFETY: an `Admitted` is made only by `admit`, for an admission
+        // on that shard whose slot is held until the worker releases it
+        // after taking this message, and it is consumed here, so each grant
+        // is posted once. Every shard's limit is at most the share its
+        // mailbox was made for: the builder sizes both from it, and a
+        // limit only ever drops to 0 and comes back to it.
+        unsafe { self.mailboxes[admitted.shard].post(admitted.grant, envelope) };
     }
 
     /// A raw reading of the clock, never [`UNTIMED`].
@@ -111,16 +140,20 @@ impl<W: Worker> Shared<W> {
         &self,
         request: W::Request,
     ) -> Result<CallReply<W>, CallError<W::Request>> {
-        let (shard, posted) = match self.admit() {
+        let admitted = match self.admit() {
             Ok(admitted) => admitted,
             Err(refusal) => return Err(refusal.call_error(request)),
         };
         let (reply, receiver) = reply_channel();
-        self.mailboxes[shard].post(Envelope::Message {
-            request,
-            reply: Some(reply),
-            posted,
-        });
+        let posted = admitted.posted;
+        self.post(
+            admitted,
+            Envelope::Message {
+                request,
+                reply: Some(reply),
+                posted,
+            },
+        );
         Ok(receiver)
     }
 }
