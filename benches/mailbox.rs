@@ -126,7 +126,7 @@ use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::{Backoff, CachePadded};
 use sidejob::{CallError, CastError, Worker, WorkerPool};
 
-use common::{paired_rounds, quantile};
+use common::{paired_rounds, quantile, round_ratios};
 
 /// Mailbox room (queued messages) in the single-consumer groups.
 const CAPACITY: usize = 1024;
@@ -520,11 +520,7 @@ fn paired_cast(rounds: usize) {
         "contender", "median ns", "p10 ns", "vs crossbeam", "refused"
     );
     for (which, name) in PAIRED_NAMES.iter().enumerate() {
-        let ratios: Vec<f64> = times[which]
-            .iter()
-            .zip(&times[PAIRED_BASELINE])
-            .map(|(t, base)| t / base)
-            .collect();
+        let ratios = round_ratios(&times[which], &times[PAIRED_BASELINE]);
         let sent = rounds as u64 * PAIRED_MESSAGES;
         println!(
             "  {:20} {:9.1} {:9.1} {:12.2}x {:8.1}%",

@@ -66,7 +66,7 @@ use std::time::Instant;
 use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use sidejob::{ChildHandle, ChildPanicked, Supervisor};
 
-use common::{paired_rounds, quantile};
+use common::{paired_rounds, quantile, round_ratios};
 
 /// Room in every limiter: more children than are ever alive at once.
 const CAPACITY: usize = 1024;
@@ -403,11 +403,7 @@ fn paired(rounds: usize) {
                 .zip(&times[BASELINE])
                 .map(|(t, base)| t - base)
                 .collect();
-            let ratios: Vec<f64> = times[which]
-                .iter()
-                .zip(&times[BASELINE])
-                .map(|(t, base)| t / base)
-                .collect();
+            let ratios = round_ratios(&times[which], &times[BASELINE]);
             println!(
                 "  {:18} {:9.2} {:9.2} {:+11.2} µs {:+9.1}%",
                 name,

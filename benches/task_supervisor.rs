@@ -28,7 +28,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{paired_rounds, quantile, thread_counts};
+use common::{paired_rounds, quantile, round_ratios, thread_counts};
 use criterion::{criterion_group, Criterion, Throughput};
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
@@ -174,11 +174,7 @@ fn paired(rounds: usize) {
             "contender", "median ns", "p10 ns", "vs tokio-spawn"
         );
         for (which, (name, _)) in contenders.iter().enumerate() {
-            let ratios: Vec<f64> = times[which]
-                .iter()
-                .zip(&times[0])
-                .map(|(t, base)| t / base)
-                .collect();
+            let ratios = round_ratios(&times[which], &times[0]);
             println!(
                 "  {:20} {:9.1} {:9.1} {:12.2}x",
                 name,

@@ -9,6 +9,15 @@ use std::task::{Context, Poll, Waker};
 
 use sidejob::TaskSupervisor;
 
+/// A supervisor of one slot on one shard.
+fn one_slot() -> TaskSupervisor {
+    TaskSupervisor::builder()
+        .capacity(1)
+        .shards(1)
+        .build()
+        .unwrap()
+}
+
 /// Polls `future` once with a waker that does nothing.
 fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
     let mut cx = Context::from_waker(Waker::noop());
@@ -22,11 +31,7 @@ fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
 #[test]
 fn a_child_completing_while_another_is_admitted_at_the_bound() {
     loom::model(|| {
-        let supervisor = TaskSupervisor::builder()
-            .capacity(1)
-            .shards(1)
-            .build()
-            .unwrap();
+        let supervisor = one_slot();
         let holders = Arc::new(Holders::new(1));
         let first = supervisor.try_track(|_| std::future::ready(())).unwrap();
         holders.enter();
@@ -69,11 +74,7 @@ fn a_child_completing_while_another_is_admitted_at_the_bound() {
 #[test]
 fn close_racing_the_last_child_still_ends_wait() {
     loom::model(|| {
-        let supervisor = TaskSupervisor::builder()
-            .capacity(1)
-            .shards(1)
-            .build()
-            .unwrap();
+        let supervisor = one_slot();
         let child = supervisor
             .try_track(|_| std::future::pending::<()>())
             .unwrap();
@@ -95,11 +96,7 @@ fn close_racing_the_last_child_still_ends_wait() {
 #[test]
 fn cancel_all_racing_an_admission_leaves_the_context_consistent() {
     loom::model(|| {
-        let supervisor = TaskSupervisor::builder()
-            .capacity(1)
-            .shards(1)
-            .build()
-            .unwrap();
+        let supervisor = one_slot();
         let admitter = {
             let supervisor = supervisor.clone();
             thread::spawn(move || {

@@ -84,6 +84,16 @@ pub fn quantile(values: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p) as usize]
 }
 
+/// The per-round ratios of `times` to `baseline`, a paired mode's
+/// contender against its baseline in the same rounds.
+pub fn round_ratios(times: &[f64], baseline: &[f64]) -> Vec<f64> {
+    times
+        .iter()
+        .zip(baseline)
+        .map(|(t, base)| t / base)
+        .collect()
+}
+
 /// The rounds of a bench's paired mode, from `SIDEJOB_BENCH_PAIRED`; `None`
 /// when it is unset, and the bench runs criterion instead.
 ///
