@@ -10,15 +10,14 @@ use super::Worker;
 ///
 /// Kept small, since the mailbox copies it in and out: the request plus two
 /// words. A cast is a message without a reply sender (a null pointer), so
-/// it needs no tag of its own. (Stopping is the mailbox's own flag.)
-pub(super) enum Envelope<W: Worker> {
-    /// A call, with the sender of its reply, or a cast, without.
-    Message {
-        request: W::Request,
-        reply: Option<CallAnswer<W>>,
-        /// When it was posted, if it is one of the timed messages.
-        posted: Ticks,
-    },
+/// it needs no tag of its own. (Stopping is the mailbox's own flag, not a
+/// message.)
+pub(super) struct Envelope<W: Worker> {
+    pub(super) request: W::Request,
+    /// Where a call's reply goes; `None` for a cast.
+    pub(super) reply: Option<CallAnswer<W>>,
+    /// When it was posted, if it is one of the timed messages.
+    pub(super) posted: Ticks,
 }
 
 /// Where the worker sends a call's reply.

@@ -356,7 +356,7 @@ impl<W: Worker> WorkerPool<W> {
         let posted = admitted.posted;
         self.shared.post(
             admitted,
-            Envelope::Message {
+            Envelope {
                 request,
                 reply: None,
                 posted,

@@ -1,6 +1,6 @@
 //! One worker thread's loop: take the next message, run its handler under
 //! `catch_unwind`, give its slot back, reply; tick when idle; rebuild a
-//! worker that panicked; after the stop message, exit once its shard holds
+//! worker that panicked; once its mailbox is stopped, exit when its shard holds
 //! no slot.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,7 +36,7 @@ pub(super) struct WorkerRun<W: Worker, F> {
 struct Turn<W> {
     /// The worker, unless it panicked and could not be rebuilt yet.
     worker: Option<W>,
-    /// The stop message has arrived.
+    /// The mailbox is stopped and nothing admitted is left.
     stopping: bool,
     /// When the previous (timed) handler finished; the start of the next
     /// one if its message was already waiting (saves a clock read).
@@ -67,23 +67,20 @@ where
             intensity: RestartIntensity::new(self.max_restarts, self.restart_window),
             gave_up: false,
         };
-        // After the stop message, exit once nothing holds a slot here: every
-        // admitted message has then been posted and handled.
+        // Once the mailbox is stopped, exit once nothing holds a slot here:
+        // every admitted message has then been posted and handled.
         while !(turn.stopping && self.shard().usage_from_releaser() == 0) {
             let Some((envelope, started)) = self.next_envelope(&mut turn) else {
                 continue;
             };
-            let check_worker = match envelope {
-                Envelope::Message {
-                    request,
-                    reply: Some(reply),
-                    posted,
-                } => self.call(&mut turn, request, reply, posted, started),
-                Envelope::Message {
-                    request,
-                    reply: None,
-                    posted,
-                } => self.cast(&mut turn, request, posted, started),
+            let Envelope {
+                request,
+                reply,
+                posted,
+            } = envelope;
+            let check_worker = match reply {
+                Some(reply) => self.call(&mut turn, request, reply, posted, started),
+                None => self.cast(&mut turn, request, posted, started),
             };
             if check_worker && turn.worker.is_none() {
                 self.rebuild(&mut turn);

@@ -148,7 +148,7 @@ impl<W: Worker> Shared<W> {
         let posted = admitted.posted;
         self.post(
             admitted,
-            Envelope::Message {
+            Envelope {
                 request,
                 reply: Some(reply),
                 posted,
