@@ -23,9 +23,9 @@ pub(super) struct TaskShared {
     /// The number of the current cancellation generation, read by every
     /// admission (a line written only by `cancel_all`). Never ahead of
     /// `generation`'s: both are written under its lock.
-    pub(super) generation_number: AtomicU64,
+    generation_number: AtomicU64,
     /// The current cancellation generation.
-    generation: Mutex<Arc<Generation>>,
+    generation: Mutex<Generation>,
     /// Cancelled once the supervisor is closed and no child is alive.
     pub(super) idle: CancellationToken,
     pub(super) name: String,
@@ -138,10 +138,10 @@ impl TaskShared {
                 .collect(),
             closed: AtomicBool::new(false),
             generation_number: AtomicU64::new(0),
-            generation: Mutex::new(Arc::new(Generation {
+            generation: Mutex::new(Generation {
                 number: 0,
                 token: CancellationToken::new(),
-            })),
+            }),
             idle: CancellationToken::new(),
             name,
         }
@@ -256,10 +256,10 @@ impl TaskShared {
             let number = current.number + 1;
             let old = std::mem::replace(
                 &mut *current,
-                Arc::new(Generation {
+                Generation {
                     number,
                     token: CancellationToken::new(),
-                }),
+                },
             );
             // Release: see `current_generation`.
             self.generation_number.store(number, Ordering::Release);

@@ -344,18 +344,15 @@ impl<T> MailReceiver<T> {
             }
             // Admitted but not posted yet: its sender is between its CAS
             // and its stamp.
-            let pending = shard.usage_from_releaser() > 0;
-            if !pending {
-                if sleep.stopped.load(Ordering::SeqCst) {
-                    return Received::Stopped;
-                }
-                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                    return Received::Idle;
-                }
-            }
-            if pending {
+            if shard.usage_from_releaser() > 0 {
                 yield_now();
                 continue;
+            }
+            if sleep.stopped.load(Ordering::SeqCst) {
+                return Received::Stopped;
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Received::Idle;
             }
             if !self.registered.get() {
                 *lock(&sleep.worker) = Some(current_thread());
