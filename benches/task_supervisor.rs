@@ -7,6 +7,17 @@
 //! tasks one after another; time is **nanoseconds per spawn + await per
 //! driver**, as the other benches report per thread.
 //!
+//! `sidejob-try-spawn-on` is the same spawn given the runtime's handle, as
+//! `TaskTracker::spawn_on` takes one: it shows what `try_spawn`'s lookup of
+//! the current runtime costs (tokio offers that lookup only as a clone of
+//! the runtime's handle, whose reference count every spawn shares).
+//!
+//! The `task_supervisor_track` groups leave the executor out: each of `t`
+//! threads admits a trivial task with `try_track` and polls it to the end,
+//! against a semaphore permit moved into a `TaskTracker::track_future`
+//! polled the same way: the bound and the tracking alone, without tokio's
+//! own spawn costs around them.
+//!
 //! ```text
 //! cargo bench --bench task_supervisor --features tokio
 //! SIDEJOB_BENCH_PAIRED=40 cargo bench --bench task_supervisor --features tokio
@@ -25,10 +36,12 @@
 mod common;
 
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use common::{paired_rounds, quantile, round_ratios, thread_counts};
+use common::{paired_rounds, quantile, round_ratios, run_threads, thread_counts};
 use criterion::{criterion_group, Criterion, Throughput};
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
@@ -82,6 +95,7 @@ where
 /// The contenders, by name; the first is the baseline of the paired mode.
 fn contenders() -> Vec<(&'static str, Contender)> {
     let supervisor = sidejob::TaskSupervisor::new(CAPACITY);
+    let supervisor_on = supervisor.clone();
     let semaphore = Arc::new(Semaphore::new(CAPACITY));
     let tracker = TaskTracker::new();
     vec![
@@ -104,6 +118,19 @@ fn contenders() -> Vec<(&'static str, Contender)> {
                 }
             }),
         ),
+        ("sidejob-try-spawn-on", {
+            let supervisor = supervisor_on;
+            let runtime = Arc::new(std::sync::OnceLock::new());
+            contender(move || {
+                let runtime = runtime.get_or_init(tokio::runtime::Handle::current);
+                let handle = supervisor
+                    .try_spawn_on(runtime, |_| async { std::hint::black_box(1) })
+                    .unwrap_or_else(|_| panic!("refused"));
+                async move {
+                    handle.await.unwrap();
+                }
+            })
+        }),
         (
             "semaphore-tracker",
             contender(move || {
@@ -186,10 +213,61 @@ fn paired(rounds: usize) {
     }
 }
 
+/// Polls `future` once with a waker that does nothing.
+fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
+    pin!(future).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Runs `iters` rounds of `round` on each of `threads` threads; returns the
+/// wall time.
+fn track_rounds(threads: usize, iters: u64, round: impl Fn() + Sync) -> Duration {
+    run_threads(threads, |_| {
+        for _ in 0..iters {
+            round();
+        }
+        0
+    })
+    .0
+}
+
+fn track(c: &mut Criterion) {
+    for threads in thread_counts() {
+        let unit = if threads == 1 { "thread" } else { "threads" };
+        let mut group = c.benchmark_group(format!("task_supervisor_track/{threads}-{unit}"));
+        group.throughput(Throughput::Elements(threads as u64));
+        let supervisor = sidejob::TaskSupervisor::new(CAPACITY);
+        group.bench_function("sidejob-try-track", |b| {
+            b.iter_custom(|iters| {
+                track_rounds(threads, iters, || {
+                    let tracked = supervisor
+                        .try_track(|_| async { std::hint::black_box(1) })
+                        .unwrap_or_else(|_| panic!("refused"));
+                    assert!(poll_once(tracked).is_ready());
+                })
+            });
+        });
+        let semaphore = Arc::new(Semaphore::new(CAPACITY));
+        let tracker = TaskTracker::new();
+        group.bench_function("semaphore-tracker", |b| {
+            b.iter_custom(|iters| {
+                track_rounds(threads, iters, || {
+                    let permit = Arc::clone(&semaphore).try_acquire_owned().unwrap();
+                    let tracked = tracker.track_future(async move {
+                        let _permit = permit;
+                        std::hint::black_box(1)
+                    });
+                    assert!(poll_once(tracked).is_ready());
+                })
+            });
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = common::criterion_config();
-    targets = task_supervisor
+    targets = task_supervisor, track
 }
 fn main() {
     if let Some(rounds) = paired_rounds() {

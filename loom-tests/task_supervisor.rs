@@ -1,7 +1,10 @@
 //! The task supervisor's protocol: a child ending while another is admitted
-//! at the bound, and `close` racing the last child's end.
+//! at the bound, `close` racing the last child's end, `cancel_all` racing
+//! an admission, and `shutdown`'s abort racing a spawned child's first wait.
 
 use super::*;
+
+use loom::sync::atomic::AtomicBool;
 
 use std::future::Future;
 use std::pin::pin;
@@ -122,5 +125,49 @@ fn cancel_all_racing_an_admission_leaves_the_context_consistent() {
         );
         drop(tracked);
         assert_eq!(supervisor.stats().live, 0);
+    });
+}
+
+/// A waker that records being woken.
+struct Woken(AtomicBool);
+
+impl std::task::Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// (v) `shutdown`'s abort races a spawned child's first wait: the child
+/// either finds the abort when it goes to leave its waker, and ends, or
+/// left its waker first and is woken, and its next poll ends it. Either
+/// way it ends once, counted as cancelled, its slot freed. A child that
+/// left its waker after the abort had looked would wait forever.
+#[test]
+fn an_abort_racing_a_childs_first_wait_reaches_it() {
+    loom::model(|| {
+        let supervisor = one_slot();
+        let child = supervisor
+            .loom_try_track_abortable(|_| std::future::pending::<()>())
+            .unwrap_or_else(|_| panic!("admitted"));
+        let aborter = {
+            let supervisor = supervisor.clone();
+            thread::spawn(move || supervisor.loom_abort_spawned())
+        };
+        let woken = Arc::new(Woken(AtomicBool::new(false)));
+        let waker = Waker::from(Arc::clone(&woken));
+        let mut cx = Context::from_waker(&waker);
+        let mut child = pin!(child);
+        let first = child.as_mut().poll(&mut cx);
+        aborter.join().unwrap();
+        match first {
+            Poll::Ready(ended) => assert!(ended.is_none(), "aborted, not completed"),
+            Poll::Pending => {
+                assert!(woken.0.load(Ordering::SeqCst), "waiting, never woken");
+                assert!(matches!(child.as_mut().poll(&mut cx), Poll::Ready(None)));
+            }
+        }
+        let stats = supervisor.stats();
+        assert_eq!((stats.live, stats.finished, stats.cancelled), (0, 1, 1));
+        assert_eq!(supervisor.count(), 0);
     });
 }

@@ -29,11 +29,12 @@ use crate::children::ChildId;
 #[must_use = "dropping a handle detaches its task"]
 pub struct TaskHandle<T> {
     id: ChildId,
-    join: tokio::task::JoinHandle<T>,
+    /// `None` from the task: `shutdown` aborted it.
+    join: tokio::task::JoinHandle<Option<T>>,
 }
 
 impl<T> TaskHandle<T> {
-    pub(super) fn new(id: ChildId, join: tokio::task::JoinHandle<T>) -> Self {
+    pub(super) fn new(id: ChildId, join: tokio::task::JoinHandle<Option<T>>) -> Self {
         TaskHandle { id, join }
     }
 
@@ -95,7 +96,11 @@ impl<T> Future for TaskHandle<T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         Pin::new(&mut self.join)
             .poll(cx)
-            .map(|joined| joined.map_err(TaskError::from_join))
+            .map(|joined| match joined {
+                Ok(Some(output)) => Ok(output),
+                Ok(None) => Err(TaskError::aborted()),
+                Err(error) => Err(TaskError::from_join(error)),
+            })
     }
 }
 

@@ -35,6 +35,8 @@
 //! the `tokio` feature `spawn.rs` (spawning and shutdown), `handle.rs` and
 //! `task_error.rs`.
 
+#[cfg(feature = "tokio")]
+mod abortable;
 mod builder;
 mod context;
 #[cfg(feature = "tokio")]
@@ -57,7 +59,7 @@ use crate::admission::{home_shard, limit_for};
 use crate::children::{ChildId, SpawnError};
 use crate::error::BuildError;
 use crate::rates::{RateStats, Rates, Sample};
-use crate::sync::{lock, Ordering};
+use crate::sync::{spin_lock, Ordering};
 
 pub use builder::TaskSupervisorBuilder;
 pub use context::TaskContext;
@@ -404,7 +406,7 @@ impl TaskSupervisor {
             .map(|(index, shard)| TaskShardStats {
                 limit: limit_for(capacity, count, index) as usize,
                 usage: shared.slots.shard_usage(index),
-                live: lock(&shard.live).children.len(),
+                live: spin_lock(&shard.live).children.len(),
             })
             .collect();
         let sum = |field: fn(&shared::TaskShard) -> &crate::sync::AtomicU64| -> u64 {

@@ -3,6 +3,8 @@
 //! generation of children, and the signal that the last child ended.
 
 use std::sync::Arc;
+#[cfg(feature = "tokio")]
+use std::task::Waker;
 
 use crossbeam_utils::CachePadded;
 use slab::Slab;
@@ -10,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admission::ShardedCounter;
 use crate::children::ChildId;
-use crate::sync::{lock, AtomicBool, AtomicU64, Mutex, Ordering};
+use crate::sync::{lock, spin_lock, AtomicBool, AtomicU64, Mutex, Ordering, SpinLock};
 
 /// What the supervisor and its children share.
 pub(super) struct TaskShared {
@@ -20,6 +22,11 @@ pub(super) struct TaskShared {
     /// Set by `close`; read under a shard's live-set lock when a child
     /// registers there (see `register`).
     pub(super) closed: AtomicBool,
+    /// Set by `shutdown` when its grace runs out: every spawned child ends
+    /// at its next poll (see `abortable.rs`). Read by every poll of a
+    /// spawned child, on a line written only then.
+    #[cfg(feature = "tokio")]
+    aborting: AtomicBool,
     /// The number of the current cancellation generation, read by every
     /// admission (a line written only by `cancel_all`). Never ahead of
     /// `generation`'s: both are written under its lock.
@@ -33,7 +40,7 @@ pub(super) struct TaskShared {
 
 /// One shard's live set and counters.
 pub(super) struct TaskShard {
-    pub(super) live: Mutex<LiveSet>,
+    pub(super) live: SpinLock<LiveSet>,
     // `spawned`, `finished`, `panicked` and `cancelled` are written under
     // `live`'s lock; `rejected` and `closed` anywhere.
     pub(super) spawned: AtomicU64,
@@ -44,23 +51,21 @@ pub(super) struct TaskShard {
     pub(super) closed: AtomicU64,
 }
 
-/// The children alive on one shard, in a slab: a child joins at a free
-/// entry and leaves by its key, with no hashing and, once the slab has
-/// grown to the shard's peak, no allocation.
+/// The children alive on one shard, in a slab of their ids: a child joins
+/// at a free entry and leaves by its key, with no hashing and, once the
+/// slab has grown to the shard's peak, no allocation. An entry is one word,
+/// moved in a register: a larger one, moved through memory, stalled every
+/// insertion on its store forwarding (see `docs/benchmarks.md`).
 #[derive(Default)]
 pub(super) struct LiveSet {
     /// Ids handed out on this shard so far.
     issued: u64,
-    pub(super) children: Slab<LiveChild>,
-}
-
-/// What the supervisor keeps of a live child.
-pub(super) struct LiveChild {
-    pub(super) id: ChildId,
-    /// Set once a spawned child's task is on its runtime: `shutdown`
-    /// aborts it if it outlives the grace.
+    pub(super) children: Slab<ChildId>,
+    /// By slab key, the wakers left by spawned children the first time
+    /// their future was pending: `shutdown` wakes them to abort them if
+    /// they outlive the grace. Grown only by such children.
     #[cfg(feature = "tokio")]
-    pub(super) abort: Option<tokio::task::AbortHandle>,
+    wakers: Vec<Option<Waker>>,
 }
 
 /// Where a registered child lives: its id and its key in its shard's slab.
@@ -118,7 +123,7 @@ fn bump_locked(counter: &AtomicU64, _live: &LiveSet) {
 impl TaskShard {
     fn new() -> Self {
         TaskShard {
-            live: Mutex::new(LiveSet::default()),
+            live: SpinLock::new(LiveSet::default()),
             spawned: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             panicked: AtomicU64::new(0),
@@ -137,6 +142,8 @@ impl TaskShared {
                 .map(|_| CachePadded::new(TaskShard::new()))
                 .collect(),
             closed: AtomicBool::new(false),
+            #[cfg(feature = "tokio")]
+            aborting: AtomicBool::new(false),
             generation_number: AtomicU64::new(0),
             generation: Mutex::new(Generation {
                 number: 0,
@@ -154,7 +161,7 @@ impl TaskShared {
     /// that shard or sees it closed.
     pub(super) fn register(&self, shard: usize) -> Option<Place> {
         let count = self.shards.len() as u64;
-        let mut live = lock(&self.shards[shard].live);
+        let mut live = spin_lock(&self.shards[shard].live);
         if self.closed.load(Ordering::Acquire) {
             drop(live);
             self.slots.release(shard);
@@ -164,11 +171,7 @@ impl TaskShared {
         let id = ChildId::new(live.issued * count + shard as u64);
         live.issued += 1;
         bump_locked(&self.shards[shard].spawned, &live);
-        let key = live.children.insert(LiveChild {
-            id,
-            #[cfg(feature = "tokio")]
-            abort: None,
-        });
+        let key = live.children.insert(id);
         Some(Place { shard, key, id })
     }
 
@@ -177,9 +180,11 @@ impl TaskShared {
     pub(super) fn child_ended(&self, place: Place, how: Ended) {
         let shard = place.shard;
         let counters = &self.shards[shard];
-        let mut live = lock(&counters.live);
+        let mut live = spin_lock(&counters.live);
         let removed = live.children.remove(place.key);
-        debug_assert_eq!(removed.id, place.id, "a child ends once");
+        debug_assert_eq!(removed, place.id, "a child ends once");
+        #[cfg(feature = "tokio")]
+        let waker = live.wakers.get_mut(place.key).and_then(Option::take);
         bump_locked(&counters.finished, &live);
         match how {
             Ended::Completed => {}
@@ -187,11 +192,61 @@ impl TaskShared {
             Ended::Dropped => bump_locked(&counters.cancelled, &live),
         }
         drop(live);
+        // Its waker, if it left one, is dropped outside the lock.
+        #[cfg(feature = "tokio")]
+        drop(waker);
         self.slots.release(shard);
         // The removal's lock ordered this after a `close` that counted the
         // shard without this child, or before one that will count it gone.
         if self.closed.load(Ordering::Acquire) {
             self.signal_if_idle();
+        }
+    }
+
+    /// Whether `shutdown` aborts the spawned children (see `abortable.rs`).
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub(super) fn is_aborting(&self) -> bool {
+        // Acquire: pairs with `abort_spawned`'s release store. A child that
+        // left its waker is polled after `abort_spawned` wakes it, which is
+        // after the store, so that poll reads `true`; a child that had not
+        // yet left its waker decides in `watch`, under its set's lock.
+        self.aborting.load(Ordering::Acquire)
+    }
+
+    /// A spawned child's future went pending for the first time: leaves its
+    /// waker for `abort_spawned`; `false` if the abort came first, and the
+    /// child is to end now.
+    #[cfg(feature = "tokio")]
+    pub(super) fn watch(&self, place: Place, waker: &Waker) -> bool {
+        let mut live = spin_lock(&self.shards[place.shard].live);
+        // Read under the lock `abort_spawned` takes after setting it.
+        if self.aborting.load(Ordering::Relaxed) {
+            return false;
+        }
+        debug_assert_eq!(live.children[place.key], place.id, "its own entry");
+        if live.wakers.len() <= place.key {
+            live.wakers.resize(place.key + 1, None);
+        }
+        live.wakers[place.key] = Some(waker.clone());
+        true
+    }
+
+    /// Aborts every spawned child: each ends at its next poll, and those
+    /// waiting are woken for it. Tracked children, not spawned, run on.
+    #[cfg(feature = "tokio")]
+    pub(super) fn abort_spawned(&self) {
+        // Release: see `is_aborting`. The children that take a live set's
+        // lock in `watch` after this takes it read it through the lock.
+        self.aborting.store(true, Ordering::Release);
+        for shard in self.shards.iter() {
+            let wakers: Vec<Waker> = spin_lock(&shard.live)
+                .wakers
+                .iter()
+                .flatten()
+                .cloned()
+                .collect();
+            wakers.into_iter().for_each(Waker::wake);
         }
     }
 
@@ -205,7 +260,7 @@ impl TaskShared {
     pub(super) fn live_count(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| lock(&shard.live).children.len())
+            .map(|shard| spin_lock(&shard.live).children.len())
             .sum()
     }
 
@@ -215,10 +270,10 @@ impl TaskShared {
             .shards
             .iter()
             .flat_map(|shard| {
-                lock(&shard.live)
+                spin_lock(&shard.live)
                     .children
                     .iter()
-                    .map(|(_, child)| child.id)
+                    .map(|(_, id)| *id)
                     .collect::<Vec<_>>()
             })
             .collect();

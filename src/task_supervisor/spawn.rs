@@ -4,10 +4,10 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::abortable::Abortable;
 use super::handle::TaskHandle;
 use super::{TaskContext, TaskSupervisor};
 use crate::children::{ShutdownReport, SpawnError};
-use crate::sync::lock;
 
 impl TaskSupervisor {
     /// [`try_track`](Self::try_track), then spawns the task on the current
@@ -78,19 +78,8 @@ impl TaskSupervisor {
         Fut::Output: Send + 'static,
     {
         let tracked = self.try_track(task)?;
-        let place = tracked.place();
-        let join = runtime.spawn(tracked);
-        // For `shutdown` to abort it; a task that already ended is gone from
-        // the set (its key may hold a later child by now), and nothing is
-        // kept.
-        let mut live = lock(&self.shared.shards[place.shard].live);
-        if let Some(child) = live.children.get_mut(place.key) {
-            if child.id == place.id {
-                child.abort = Some(join.abort_handle());
-            }
-        }
-        drop(live);
-        Ok(TaskHandle::new(place.id, join))
+        let id = tracked.id();
+        Ok(TaskHandle::new(id, runtime.spawn(Abortable::new(tracked))))
     }
 
     /// Closes the supervisor, cancels every child, and waits up to `grace`
@@ -131,13 +120,7 @@ impl TaskSupervisor {
             Ok(()) => Vec::new(),
             Err(_) => {
                 let remaining = self.which_children();
-                for shard in self.shared.shards.iter() {
-                    for (_, child) in lock(&shard.live).children.iter() {
-                        if let Some(abort) = &child.abort {
-                            abort.abort();
-                        }
-                    }
-                }
+                self.shared.abort_spawned();
                 remaining
             }
         };

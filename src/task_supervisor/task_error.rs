@@ -40,6 +40,13 @@ impl TaskError {
         TaskError { repr }
     }
 
+    /// Aborted by `shutdown`.
+    pub(super) fn aborted() -> Self {
+        TaskError {
+            repr: Repr::Aborted,
+        }
+    }
+
     /// Whether the task panicked.
     ///
     /// # Examples

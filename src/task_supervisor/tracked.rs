@@ -8,6 +8,8 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
+#[cfg(feature = "tokio")]
+use super::shared::TaskShared;
 use super::shared::{Anchor, Ended, Place};
 use crate::children::ChildId;
 
@@ -119,6 +121,12 @@ impl<Fut> Tracked<Fut> {
     #[cfg(feature = "tokio")]
     pub(super) fn place(&self) -> Place {
         self.child.place()
+    }
+
+    /// What its supervisor and the other children share.
+    #[cfg(feature = "tokio")]
+    pub(super) fn shared(&self) -> &TaskShared {
+        self.child.anchor()
     }
 }
 
