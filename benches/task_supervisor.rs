@@ -9,8 +9,12 @@
 //!
 //! `sidejob-try-spawn-on` is the same spawn given the runtime's handle, as
 //! `TaskTracker::spawn_on` takes one: it shows what `try_spawn`'s lookup of
-//! the current runtime costs (tokio offers that lookup only as a clone of
-//! the runtime's handle, whose reference count every spawn shares).
+//! the current runtime costs. Tokio offers that lookup, without panicking
+//! outside a runtime, only as a clone of the runtime's handle, whose
+//! reference count every spawn on every worker also writes.
+//! `semaphore-tracker-checked` pays the same lookup before the semaphore
+//! and tracker, which is what they need to refuse rather than panic
+//! outside a runtime as `try_spawn` does.
 //!
 //! The `task_supervisor_track` groups leave the executor out: each of `t`
 //! threads admits a trivial task with `try_track` and polls it to the end,
@@ -98,6 +102,7 @@ fn contenders() -> Vec<(&'static str, Contender)> {
     let supervisor_on = supervisor.clone();
     let semaphore = Arc::new(Semaphore::new(CAPACITY));
     let tracker = TaskTracker::new();
+    let (semaphore_checked, tracker_checked) = (Arc::clone(&semaphore), tracker.clone());
     vec![
         (
             "tokio-spawn",
@@ -139,6 +144,23 @@ fn contenders() -> Vec<(&'static str, Contender)> {
                     let _permit = permit;
                     std::hint::black_box(1)
                 });
+                async move {
+                    handle.await.unwrap();
+                }
+            }),
+        ),
+        (
+            "semaphore-tracker-checked",
+            contender(move || {
+                let runtime = tokio::runtime::Handle::try_current().expect("a runtime");
+                let permit = Arc::clone(&semaphore_checked).try_acquire_owned().unwrap();
+                let handle = tracker_checked.spawn_on(
+                    async move {
+                        let _permit = permit;
+                        std::hint::black_box(1)
+                    },
+                    &runtime,
+                );
                 async move {
                     handle.await.unwrap();
                 }

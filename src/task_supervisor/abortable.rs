@@ -47,6 +47,7 @@ impl<Fut> Abortable<Fut> {
 impl<Fut: Future> Future for Abortable<Fut> {
     type Output = Option<Fut::Output>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let Some(tracked) = this.tracked.as_mut().as_pin_mut() else {
@@ -67,12 +68,7 @@ impl<Fut: Future> Future for Abortable<Fut> {
             Poll::Pending => {
                 // Only a pending child can be in a shutdown's way: the first
                 // time, it leaves its waker for the abort.
-                let tracked = this.tracked.as_mut().as_pin_mut();
-                let watching = tracked.is_some_and(|tracked| {
-                    let place = tracked.place();
-                    tracked.shared().watch(place, cx.waker())
-                });
-                if watching {
+                if first_wait(this.tracked.as_mut(), cx) {
                     *this.watched = true;
                     Poll::Pending
                 } else {
@@ -82,6 +78,17 @@ impl<Fut: Future> Future for Abortable<Fut> {
             }
         }
     }
+}
+
+/// A child's first wait: leaves its waker for the abort; `false` if the
+/// abort came first. Out of line: most children never wait.
+#[cold]
+#[inline(never)]
+fn first_wait<Fut>(tracked: Pin<&mut Option<Tracked<Fut>>>, cx: &Context<'_>) -> bool {
+    tracked.as_pin_mut().is_some_and(|tracked| {
+        let place = tracked.place();
+        tracked.shared().watch(place, cx.waker())
+    })
 }
 
 impl<Fut> fmt::Debug for Abortable<Fut> {
