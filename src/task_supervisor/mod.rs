@@ -193,7 +193,9 @@ impl TaskSupervisor {
     }
 
     /// A slot and a place in the live set, owned by the returned guard.
-    #[inline]
+    /// Always inlined: returned from a call, the guard went through memory
+    /// and its copy into the task stalled on store forwarding.
+    #[inline(always)]
     fn admit(&self) -> Result<ChildGuard, Refused> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
