@@ -28,12 +28,17 @@
 //! counters are written under the live set's lock, with no locked
 //! instruction.
 //!
+//! `shutdown` aborts the spawned children that outlive its grace without a
+//! handle kept per child: a spawned child leaves its waker in its live-set
+//! entry the first time it waits, and `shutdown` wakes it to end (see
+//! `abortable.rs`).
+//!
 //! # Where each part lives
 //!
 //! `shared.rs` (live sets, counters, ending a child), `tracked.rs` (the
 //! future and its guard), `context.rs`, `builder.rs`, `stats.rs`, and with
-//! the `tokio` feature `spawn.rs` (spawning and shutdown), `handle.rs` and
-//! `task_error.rs`.
+//! the `tokio` feature `spawn.rs` (spawning and shutdown), `abortable.rs`
+//! (a spawned child's abort), `handle.rs` and `task_error.rs`.
 
 #[cfg(feature = "tokio")]
 mod abortable;

@@ -40,6 +40,10 @@ pub(super) struct TaskShared {
 
 /// One shard's live set and counters.
 pub(super) struct TaskShard {
+    /// A spin lock: its critical sections are a few instructions and run no
+    /// user code (cloning a spawned task's waker is tokio's reference
+    /// count), and its unlock is a store where a mutex's is a
+    /// read-modify-write; every spawn and every end takes it once.
     pub(super) live: SpinLock<LiveSet>,
     // `spawned`, `finished`, `panicked` and `cancelled` are written under
     // `live`'s lock; `rejected` and `closed` anywhere.
