@@ -107,40 +107,33 @@ async fn tracked_children_run_on_after_the_spawned_ones_are_aborted() {
     supervisor.wait().await;
 }
 
-#[test]
-fn on_a_multi_threaded_runtime_every_waiting_child_is_aborted_once() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_multi_threaded_runtime_every_waiting_child_is_aborted_once() {
     const CHILDREN: usize = 64;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let supervisor = TaskSupervisor::new(CHILDREN);
-        let (started, mut running) = mpsc::unbounded_channel();
-        let handles: Vec<_> = (0..CHILDREN)
-            .map(|_| {
-                let started = started.clone();
-                supervisor
-                    .try_spawn(move |_| async move {
-                        started.send(()).unwrap();
-                        std::future::pending::<()>().await
-                    })
-                    .unwrap()
-            })
-            .collect();
-        for _ in 0..CHILDREN {
-            running.recv().await.unwrap();
-        }
-        let report = supervisor.shutdown(NO_GRACE).await;
-        assert_eq!(report.cancelled, CHILDREN);
-        assert_eq!(report.remaining.len(), CHILDREN);
-        for handle in handles {
-            assert!(outcome(handle).await.unwrap_err().is_aborted());
-        }
-        let stats = supervisor.stats();
-        assert_eq!((stats.live, stats.finished), (0, CHILDREN as u64));
-        assert_eq!(stats.cancelled, CHILDREN as u64);
-        assert_eq!(supervisor.count(), 0);
-    });
+    let supervisor = TaskSupervisor::new(CHILDREN);
+    let (started, mut running) = mpsc::unbounded_channel();
+    let handles: Vec<_> = (0..CHILDREN)
+        .map(|_| {
+            let started = started.clone();
+            supervisor
+                .try_spawn(move |_| async move {
+                    started.send(()).unwrap();
+                    std::future::pending::<()>().await
+                })
+                .unwrap()
+        })
+        .collect();
+    for _ in 0..CHILDREN {
+        running.recv().await.unwrap();
+    }
+    let report = supervisor.shutdown(NO_GRACE).await;
+    assert_eq!(report.cancelled, CHILDREN);
+    assert_eq!(report.remaining.len(), CHILDREN);
+    for handle in handles {
+        assert!(outcome(handle).await.unwrap_err().is_aborted());
+    }
+    let stats = supervisor.stats();
+    assert_eq!((stats.live, stats.finished), (0, CHILDREN as u64));
+    assert_eq!(stats.cancelled, CHILDREN as u64);
+    assert_eq!(supervisor.count(), 0);
 }
