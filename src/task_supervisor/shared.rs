@@ -1,6 +1,22 @@
 //! What a task supervisor, its clones and its children share: the slots,
 //! per shard the live set and counters, the cancellation of the current
 //! generation of children, and the signal that the last child ended.
+//!
+//! # Orderings
+//!
+//! - `closed` is stored before `close` takes each live set's lock, and read
+//!   under that lock by a registering child and after the removal by an
+//!   ending one: the locks order the two sides (`Acquire`/`Release` is
+//!   documentation here; the locks carry the ordering).
+//! - `aborting` is stored (`Release`) before `abort_spawned` takes each live
+//!   set's lock to wake the wakers left there; `watch` reads it under that
+//!   lock, and a woken child reads it (`Acquire`) at the start of the poll
+//!   its wake caused.
+//! - `generation_number` is stored (`Release`) under the generation's lock
+//!   after the generation itself, and read (`Acquire`) by every admission:
+//!   a context never holds a number ahead of the generation it finds.
+//! - The counters are figures (`Relaxed`); those written under a live
+//!   set's lock are written with a load and a store.
 
 use std::sync::Arc;
 #[cfg(feature = "tokio")]
