@@ -126,7 +126,7 @@ use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::{Backoff, CachePadded};
 use sidejob::{CallError, CastError, Worker, WorkerPool};
 
-use common::{paired_rounds, quantile, round_ratios};
+use common::{quantile, round_ratios};
 
 /// Mailbox room (queued messages) in the single-consumer groups.
 const CAPACITY: usize = 1024;
@@ -955,10 +955,5 @@ criterion_group! {
 }
 
 fn main() {
-    if let Some(rounds) = paired_rounds() {
-        paired_cast(rounds);
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
+    common::paired_or_criterion(paired_cast, benches);
 }

@@ -66,7 +66,7 @@ use std::time::Instant;
 use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use sidejob::{ChildHandle, ChildPanicked, Supervisor};
 
-use common::{paired_rounds, quantile, round_ratios};
+use common::{quantile, round_ratios};
 
 /// Room in every limiter: more children than are ever alive at once.
 const CAPACITY: usize = 1024;
@@ -417,10 +417,5 @@ fn paired(rounds: usize) {
 }
 
 fn main() {
-    if let Some(rounds) = paired_rounds() {
-        paired(rounds);
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
+    common::paired_or_criterion(paired, benches);
 }

@@ -45,7 +45,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use common::{paired_rounds, quantile, round_ratios, run_threads, thread_counts};
+use common::{quantile, round_ratios, run_threads, thread_counts};
 use criterion::{criterion_group, Criterion, Throughput};
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
@@ -292,10 +292,5 @@ criterion_group! {
     targets = task_supervisor, track
 }
 fn main() {
-    if let Some(rounds) = paired_rounds() {
-        paired(rounds);
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
+    common::paired_or_criterion(paired, benches);
 }

@@ -107,3 +107,16 @@ pub fn paired_rounds() -> Option<usize> {
         _ => panic!("SIDEJOB_BENCH_PAIRED: `{rounds}` is not a number of rounds above 0"),
     }
 }
+
+/// A bench with a paired mode: runs `paired(rounds)` when
+/// `SIDEJOB_BENCH_PAIRED` is set, else the criterion `benches` and their
+/// summary.
+pub fn paired_or_criterion(paired: fn(usize), benches: fn()) {
+    match paired_rounds() {
+        Some(rounds) => paired(rounds),
+        None => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}
