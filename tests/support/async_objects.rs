@@ -18,6 +18,11 @@ pub struct Gauge {
     pub live: AtomicUsize,
     /// Creation futures started and not yet finished or dropped.
     pub creating: AtomicUsize,
+    /// Objects alive plus creations in flight, in one count: a creation
+    /// that finishes moves from one to the other without changing it, so
+    /// one `fetch_add` reads the whole at one instant. (Reading `creating`
+    /// and then `live` would count twice a creation finishing in between.)
+    pub occupied: AtomicUsize,
     pub made: AtomicUsize,
     pub checks: AtomicUsize,
     /// Polls each creation takes before it finishes.
@@ -34,11 +39,11 @@ pub struct Gauge {
 
 impl Gauge {
     fn admit_creation(&self) {
-        let creating = self.creating.fetch_add(1, Ordering::SeqCst) + 1;
-        let live = self.live.load(Ordering::SeqCst);
+        self.creating.fetch_add(1, Ordering::SeqCst);
+        let occupied = self.occupied.fetch_add(1, Ordering::SeqCst) + 1;
         assert!(
-            live + creating <= self.max_size,
-            "{live} objects alive and {creating} being made exceed max_size {}",
+            occupied <= self.max_size,
+            "{occupied} objects alive or being made exceed max_size {}",
             self.max_size
         );
     }
@@ -55,6 +60,7 @@ pub struct Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         self.gauge.live.fetch_sub(1, Ordering::SeqCst);
+        self.gauge.occupied.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -64,6 +70,7 @@ struct InFlight(Arc<Gauge>);
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.creating.fetch_sub(1, Ordering::SeqCst);
+        self.0.occupied.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -121,8 +128,7 @@ impl sidejob::AsyncManager for Gauged {
             if gauge.create_fails.load(Ordering::SeqCst) {
                 return Err(CreateFailed);
             }
-            // Alive before the creation stops counting: never both at once
-            // beyond what the slot allows.
+            // The creation becomes an object: `occupied` stays as it is.
             gauge.live.fetch_add(1, Ordering::SeqCst);
             gauge.creating.fetch_sub(1, Ordering::SeqCst);
             std::mem::forget(flight);
