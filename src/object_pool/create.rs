@@ -27,8 +27,11 @@ use super::shared::{bump, nanos, PoolShared};
 /// What a call to [`Manager::create`] came to: its result, or its panic.
 pub(super) type Made<M> = std::thread::Result<Result<<M as Hooks>::Object, <M as Hooks>::Error>>;
 
-/// A creation running on a helper thread.
-pub(super) type Pending<M> = Arc<PendingCreate<Made<M>>>;
+/// A creation running on a helper thread. The helper hands its reference
+/// to the pool's core over with the result, so that once the waiter has
+/// its object no helper thread still holds the core: dropping the pool and
+/// its objects then drops the manager at once, on the dropping thread.
+pub(super) type Pending<M> = Arc<PendingCreate<(Made<M>, Arc<PoolShared<M>>)>>;
 
 /// What every creation ends in, whichever face made it.
 impl<M: Hooks> PoolShared<M> {
@@ -155,7 +158,7 @@ impl<M: Manager> PoolShared<M> {
             // No helper thread could start: make it here, unbounded.
             return self.born(shard, self.create_here());
         };
-        match pending.wait_until(limit, || self.abandon()) {
+        match self.wait_for_helper(&pending, limit) {
             Some(made) => self.born(shard, made),
             None => {
                 if bound.is_some_and(|bound| bound <= limit) {
@@ -166,6 +169,15 @@ impl<M: Manager> PoolShared<M> {
                 }
             }
         }
+    }
+
+    /// Waits for a helper's creation until `deadline`: its result, or
+    /// `None` once the deadline passed (the helper then disposes of it).
+    /// The core the helper handed over is let go here, never the last
+    /// reference: the caller borrows the pool.
+    fn wait_for_helper(&self, pending: &Pending<M>, deadline: Instant) -> Option<Made<M>> {
+        let (made, _core) = pending.wait_until(deadline, || self.abandon())?;
+        Some(made)
     }
 
     /// Calls [`Manager::create`] on this thread, counted as creating.
@@ -192,7 +204,9 @@ impl<M: Manager> PoolShared<M> {
             move || {
                 let made = catch_unwind(AssertUnwindSafe(|| shared.manager.create()));
                 shared.counters.creating.fetch_sub(1, Ordering::Relaxed);
-                if let Err(late) = pending.finish(made) {
+                // The core goes with the result (see `Pending`); it comes
+                // back if the waiter gave up, to dispose of the result.
+                if let Err((late, shared)) = pending.finish((made, shared)) {
                     shared.counters.abandoned.fetch_sub(1, Ordering::Relaxed);
                     shared.dispose_late(shard, late);
                 }
@@ -253,7 +267,7 @@ impl<M: Manager> PoolShared<M> {
         for (shard, started) in pending {
             // A creation not back by the deadline is abandoned: its helper
             // destroys the late object.
-            if let Some(made) = started.wait_until(deadline, || self.abandon()) {
+            if let Some(made) = self.wait_for_helper(&started, deadline) {
                 self.keep_initial(shard, made);
             }
         }
