@@ -447,9 +447,10 @@ pub(super) struct Validated<M> {
 
 /// A new pool's engine and what its face keeps, for either face's `build`.
 pub(super) struct Engine<M: Hooks> {
-    pub(super) shared: Arc<PoolShared<M>>,
-    /// Its rates, fed by the process's sampler.
+    /// Its rates, fed by the process's sampler; dropped before `shared`
+    /// (see `crate::rates`).
     pub(super) rates: Arc<Rates>,
+    pub(super) shared: Arc<PoolShared<M>>,
     pub(super) config: PoolConfig,
     pub(super) init_size: usize,
     pub(super) name: String,

@@ -147,12 +147,14 @@ pub use tags::PoolTag;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ObjectPool<M: Manager> {
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
+    rates: Arc<Rates>,
     shared: Arc<PoolShared<M>>,
     /// The maintainer thread, started when the configuration first needs it.
     maintainer: Mutex<Option<JoinHandle<()>>>,
     name: String,
-    /// Fed once a second by the process's sampler (see `crate::rates`).
-    rates: Arc<Rates>,
 }
 
 impl<M: Manager> ObjectPool<M> {

@@ -23,11 +23,12 @@ mod meter;
 mod sampler;
 mod stats;
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 pub use stats::{RateStats, WindowStats};
 
 use meter::RateMeter;
+use sampler::Registration;
 
 /// What a face has counted, exactly, at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,30 +48,31 @@ pub(crate) struct Sample {
 /// A face's rate meter, fed once a second by the process's sampler while
 /// the face lives. Its lock is taken once a second by the sampler and by
 /// `rates()` calls, never by an admission.
+///
+/// A face keeps this in a field declared before its core's, so that it
+/// leaves the sampler before it lets go of the core (see the sampler's
+/// `# Leaving`).
 #[derive(Debug)]
 pub(crate) struct Rates {
-    meter: Mutex<RateMeter>,
+    meter: Arc<Mutex<RateMeter>>,
     /// The face's place in the sampler, left when this is dropped.
-    registration: OnceLock<u64>,
+    _registration: Option<Registration>,
 }
 
 impl Rates {
     /// A meter for the face whose counts `sample` reads from `source`, fed
-    /// by the process's sampler for as long as `source` lives (the sampler
-    /// holds it weakly).
+    /// by the process's sampler for as long as this lives (the sampler
+    /// holds `source` weakly).
     pub(crate) fn start<S>(source: &Arc<S>, sample: fn(&S) -> Sample) -> Arc<Rates>
     where
         S: Send + Sync + 'static,
     {
-        let rates = Arc::new(Rates {
-            meter: Mutex::new(RateMeter::new()),
-            registration: OnceLock::new(),
-        });
-        if let Some(id) = sampler::register(Arc::downgrade(source), sample, Arc::downgrade(&rates))
-        {
-            let _ = rates.registration.set(id);
-        }
-        rates
+        let meter = Arc::new(Mutex::new(RateMeter::new()));
+        let registration = sampler::register(Arc::downgrade(source), sample, Arc::clone(&meter));
+        Arc::new(Rates {
+            meter,
+            _registration: registration,
+        })
     }
 
     /// The rates, with the totals exact as of `now`.
@@ -79,23 +81,5 @@ impl Rates {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .stats(now)
-    }
-
-    /// One tick of the sampler.
-    fn tick(&self, now: Sample) {
-        self.meter
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .tick(now);
-    }
-}
-
-impl Drop for Rates {
-    /// The face's last handle is gone: it leaves the sampler at once, so
-    /// the sampler keeps none of its memory.
-    fn drop(&mut self) {
-        if let Some(&id) = self.registration.get() {
-            sampler::unregister(id);
-        }
     }
 }

@@ -50,11 +50,13 @@ pub use stats::{ResourceStats, ShardStats};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Resource {
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
+    rates: Arc<Rates>,
     counter: Arc<ShardedCounter>,
     /// One per shard, for owned permits (see `anchor.rs`).
     anchors: Box<[AnchorRef]>,
-    /// Fed once a second by the process's sampler (see `crate::rates`).
-    rates: Arc<Rates>,
     name: String,
 }
 

@@ -73,9 +73,11 @@ pub use stats::{SupervisorShardStats, SupervisorStats};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Supervisor {
-    shared: Arc<Shared>,
     /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
     rates: Arc<Rates>,
+    shared: Arc<Shared>,
 }
 
 impl Supervisor {

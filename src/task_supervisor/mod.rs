@@ -102,11 +102,13 @@ use tracked::ChildGuard;
 /// ```
 #[derive(Clone)]
 pub struct TaskSupervisor {
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
+    rates: Arc<Rates>,
     shared: Arc<TaskShared>,
     /// One per shard: what a child admitted there clones (see `Anchor`).
     anchors: Arc<[Anchor]>,
-    /// Fed once a second by the process's sampler (see `crate::rates`).
-    rates: Arc<Rates>,
 }
 
 impl TaskSupervisor {

@@ -127,10 +127,12 @@ pub use worker::Worker;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct WorkerPool<W: Worker> {
+    /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
+    rates: Arc<Rates>,
     shared: Arc<Shared<W>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    /// Fed once a second by the process's sampler (see `crate::rates`).
-    rates: Arc<Rates>,
     name: String,
 }
 

@@ -88,9 +88,11 @@ pub type AsyncObjectPoolBuilder<M> = ObjectPoolBuilder<AsyncManaged<M>>;
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncObjectPool<M: AsyncManager> {
-    shared: Arc<PoolShared<AsyncManaged<M>>>,
     /// Fed once a second by the process's sampler (see `crate::rates`).
+    /// Declared first, so dropped first: the face leaves the sampler
+    /// before it lets go of its core.
     rates: Arc<Rates>,
+    shared: Arc<PoolShared<AsyncManaged<M>>>,
     name: String,
 }
 
