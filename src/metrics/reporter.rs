@@ -89,7 +89,9 @@ impl Reporter {
     }
 
     /// Reports `face` from now on, for as long as it lives (it is held
-    /// weakly).
+    /// weakly). A publish holds it for the moment it reads it: should the
+    /// last other `Arc` be dropped just then, the face is dropped when the
+    /// publish is done, on the publish's thread.
     ///
     /// # Examples
     ///

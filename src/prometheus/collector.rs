@@ -62,7 +62,9 @@ impl Collector {
     }
 
     /// Collects `face` from now on, for as long as it lives (it is held
-    /// weakly).
+    /// weakly). A scrape holds it for the moment it reads it: should the
+    /// last other `Arc` be dropped just then, the face is dropped when the
+    /// scrape is done, on the scrape's thread.
     ///
     /// # Examples
     ///
