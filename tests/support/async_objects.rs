@@ -65,9 +65,18 @@ impl Drop for Conn {
 }
 
 /// A creation in flight, counted until it finishes or is dropped.
-struct InFlight(Arc<Gauge>);
+struct InFlight<'a>(&'a Gauge);
 
-impl Drop for InFlight {
+impl InFlight<'_> {
+    /// The creation made its object: `occupied` stays as it is.
+    fn made(self) {
+        self.0.live.fetch_add(1, Ordering::SeqCst);
+        self.0.creating.fetch_sub(1, Ordering::SeqCst);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.creating.fetch_sub(1, Ordering::SeqCst);
         self.0.occupied.fetch_sub(1, Ordering::SeqCst);
@@ -118,7 +127,7 @@ impl sidejob::AsyncManager for Gauged {
         let gauge = Arc::clone(&self.0);
         async move {
             gauge.admit_creation();
-            let flight = InFlight(Arc::clone(&gauge));
+            let flight = InFlight(&gauge);
             if gauge.create_hangs.load(Ordering::SeqCst) {
                 std::future::pending::<()>().await;
             }
@@ -128,10 +137,7 @@ impl sidejob::AsyncManager for Gauged {
             if gauge.create_fails.load(Ordering::SeqCst) {
                 return Err(CreateFailed);
             }
-            // The creation becomes an object: `occupied` stays as it is.
-            gauge.live.fetch_add(1, Ordering::SeqCst);
-            gauge.creating.fetch_sub(1, Ordering::SeqCst);
-            std::mem::forget(flight);
+            flight.made();
             let id = gauge.made.fetch_add(1, Ordering::SeqCst);
             Ok(Conn {
                 id,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::error::BuildError;
 
 use super::super::builder::ObjectPoolBuilder;
+use super::super::shared::PoolShared;
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncObjectPool;
 
@@ -77,7 +78,7 @@ impl<M: AsyncManager> ObjectPoolBuilder<AsyncManaged<M>> {
             // A failed or panicking creation is counted, not fatal.
             let _ = creation.await;
         }
-        runtime.spawn(shared.maintain_async());
+        runtime.spawn(PoolShared::maintain_async(Arc::downgrade(&shared)));
         Ok(pool)
     }
 }

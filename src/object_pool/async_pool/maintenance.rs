@@ -5,7 +5,7 @@
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::Weak;
 use std::task::Poll;
 
 use crate::sync::Ordering;
@@ -18,22 +18,34 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     /// The maintenance task's body: a round (reap, refill), then sleep
     /// until nudged or the interval passes; ends when the pool is dropped.
     /// A panicking `create` or `destroy` ends its round, not the task.
-    pub(super) async fn maintain_async(self: Arc<Self>) {
+    ///
+    /// The task holds the pool's core only during a round (and for each
+    /// poll of its sleep): a pool dropped with its objects while the task
+    /// sleeps drops its manager on the dropping thread, not at the task's
+    /// next poll, which may never come once its runtime stops being driven.
+    pub(super) async fn maintain_async(core: Weak<Self>) {
         loop {
+            let Some(shared) = core.upgrade() else {
+                return;
+            };
             let _ = contain_panics(async {
-                self.reap();
-                while self.short_of_min_idle() && self.create_idle_async().await {}
+                shared.reap();
+                while shared.short_of_min_idle() && shared.create_idle_async().await {}
                 // Replaces the untagged objects that tagged takes took.
-                let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+                let wanted = shared.counters.replenish.swap(0, Ordering::Relaxed);
                 for _ in 0..wanted {
-                    if !self.create_idle_async().await {
+                    if !shared.create_idle_async().await {
                         break;
                     }
                 }
             })
             .await;
-            let interval = self.config.load().maintenance_interval();
-            let woken = poll_fn(|cx| self.maintenance.poll_wake(cx));
+            let interval = shared.config.load().maintenance_interval();
+            drop(shared);
+            let woken = poll_fn(|cx| match core.upgrade() {
+                Some(shared) => shared.maintenance.poll_wake(cx),
+                None => Poll::Ready(Wake::Stop),
+            });
             if let Ok(Wake::Stop) = tokio::time::timeout(interval, woken).await {
                 return;
             }
