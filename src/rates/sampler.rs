@@ -25,9 +25,10 @@ use super::Sample;
 /// How often the sampler ticks.
 pub(super) const TICK: Duration = Duration::from_secs(1);
 
-/// One face the sampler feeds: reads its counts and ticks its meter while
-/// the face's core lives; `false` once it is gone.
-type Feed = Box<dyn Fn() -> bool + Send>;
+/// One face the sampler feeds: reads its counts and ticks its meter. Its
+/// core outlives its registration (see `# Leaving`), so the upgrade fails
+/// only if a face broke that order; it is then skipped.
+type Feed = Box<dyn Fn() + Send>;
 
 /// A face's place in the sampler: its feed until the face leaves.
 type Slot = Arc<Mutex<Option<Feed>>>;
@@ -78,13 +79,11 @@ where
     if cfg!(sidejob_loom) {
         return None;
     }
-    let feed: Feed = Box::new(move || match source.upgrade() {
-        Some(source) => {
+    let feed: Feed = Box::new(move || {
+        if let Some(source) = source.upgrade() {
             let now = sample(&source);
             lock(&meter).tick(now);
-            true
         }
-        None => false,
     });
     let slots = SLOTS.get_or_init(|| {
         // If the thread cannot start, rates stay at zero (the totals are
@@ -101,13 +100,10 @@ where
 
 /// Samples one face under its slot's lock; `false` once it has left.
 fn feed(slot: &Slot) -> bool {
-    let mut feed = lock(slot);
-    match feed.as_mut() {
-        Some(sample) if sample() => true,
-        Some(_) => {
-            // The core is gone: the feed (and the meter it holds) too.
-            *feed = None;
-            false
+    match lock(slot).as_ref() {
+        Some(sample) => {
+            sample();
+            true
         }
         None => false,
     }
