@@ -11,9 +11,9 @@ use crate::rates::Rates;
 use crate::sync::{check_thread_name, Mutex};
 
 use super::config::{max_size_error, PoolConfig};
-use super::hooks::Hooks;
+use super::engine::Hooks;
+use super::engine::PoolShared;
 use super::manager::Manager;
-use super::shared::PoolShared;
 use super::ObjectPool;
 #[cfg(doc)]
 use super::{ObjectPoolStats, DEFAULT_QUEUE_MAX};

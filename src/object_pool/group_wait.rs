@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use crate::sync::{lock, Ordering};
 
+use super::engine::{bump, PoolShared};
+use super::engine::{Handoff, WaitCell};
 use super::error::TakeError;
 use super::manager::Manager;
 use super::owned_pooled::OwnedPooled;
-use super::shared::{bump, PoolShared};
-use super::wait_queue::{Handoff, WaitCell};
 use super::ObjectPool;
 
 /// Where the group's waiter is queued: each member's index and key.

@@ -11,7 +11,7 @@
 //! detached. So size never exceeds `max_size`, not even for an instant, and
 //! no failure path can leak the limit (CouchDB once did).
 //!
-//! Idle objects wait on per-shard LIFO stacks (see `idle_stacks.rs`). A take
+//! Idle objects wait on per-shard LIFO stacks (see `engine/idle_stacks.rs`). A take
 //! pops its home shard's stack: one uncontended spin lock, no shared line. A
 //! return pushes the object onto the home stack of the thread that took it
 //! (the take writes it in the object's box), unless takers are waiting, so the object a thread
@@ -19,7 +19,7 @@
 //! counts it.
 //!
 //! Takers that find nothing idle and no free slot may wait, FIFO, in the
-//! queue of `wait_queue.rs`. Two hand-offs serve them:
+//! queue of `engine/wait_queue.rs`. Two hand-offs serve them:
 //!
 //! * **Objects.** A returner reads `waiting` under its stack's lock before it
 //!   pushes. A waiter registers (raising `waiting`) under the queue lock and
@@ -40,14 +40,14 @@
 //! # Where each part lives
 //!
 //! The face ([`ObjectPool`], here and in `lifecycle.rs`) is thin; the work is
-//! done by the engine, `PoolShared` (`shared.rs`),
-//! whose methods are split by concern: `take.rs` (the fast pop, stealing,
-//! the cold take), `create.rs`, `waiters.rs` (waiting and the slot
-//! hand-off), `give_back.rs` (returns), `destroy.rs`, `sweep.rs` (close,
-//! retire, shrink), `maintainer.rs` (refill, reaping, replenishment, and
-//! the maintainer's wake signal), `status.rs`, and `tags/` (the tag shelf
-//! and tagged takes). Objects live in their `member.rs` box from creation
-//! to destruction; the guards are `pooled.rs` and `owned_pooled.rs`.
+//! done by the engine in `engine/`, `PoolShared`, which both pool faces
+//! share and whose methods are split by concern there (see its module
+//! docs). Beside the engine stand the pool's vocabulary (`config.rs`,
+//! `error.rs`, `manager.rs`, `status.rs`), the blocking face's builder
+//! (`builder.rs`), guards (`pooled.rs`, `owned_pooled.rs`), groups
+//! (`group.rs`, `group_wait.rs`) and metering (`metered.rs`), the tagged
+//! takes (`tags/`) and the async face (`async_pool/`). Files here depend on
+//! the engine; the engine depends only on the vocabulary.
 //!
 //! # Orderings
 //!
@@ -61,33 +61,18 @@
 #[cfg(feature = "tokio")]
 mod async_pool;
 mod builder;
-mod clock;
 mod config;
-mod create;
-mod destroy;
+mod engine;
 mod error;
-mod give_back;
 mod group;
 mod group_wait;
-mod held;
-mod hooks;
-mod idle_stacks;
 mod lifecycle;
-mod maintainer;
 mod manager;
-mod member;
 mod metered;
 mod owned_pooled;
-mod pending_create;
 mod pooled;
-mod reconfigure;
-mod shared;
 mod status;
-mod sweep;
 mod tags;
-mod take;
-mod wait_queue;
-mod waiters;
 
 use std::fmt;
 use std::sync::Arc;
@@ -103,12 +88,12 @@ pub use async_pool::{
 };
 pub use builder::ObjectPoolBuilder;
 pub use config::{PoolConfig, DEFAULT_QUEUE_MAX};
+use engine::PoolShared;
 pub use error::{DuplicatePool, TakeError};
 pub use group::{PoolGroup, Removal};
 pub use manager::{Manager, TaggedManager};
 pub use owned_pooled::OwnedPooled;
 pub use pooled::Pooled;
-use shared::PoolShared;
 pub use status::{ObjectPoolStats, PoolStatus};
 pub use tags::PoolTag;
 

@@ -5,11 +5,11 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use super::held::Held;
+use super::engine::tag_of;
+use super::engine::Held;
+use super::engine::MemberBox;
+use super::engine::PoolShared;
 use super::manager::{Manager, TaggedManager};
-use super::member::MemberBox;
-use super::shared::PoolShared;
-use super::tags::tag_of;
 
 /// An object taken from an [`ObjectPool`](crate::ObjectPool) that holds the
 /// pool's shared state by `Arc`, so it can outlive the borrow of the pool,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::error::BuildError;
 
 use super::super::builder::ObjectPoolBuilder;
-use super::super::shared::PoolShared;
+use super::super::engine::PoolShared;
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncObjectPool;
 

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use crate::sync::Ordering;
 
+use super::super::engine::MemberBox;
+use super::super::engine::{bump, PoolShared};
 use super::super::error::TakeError;
-use super::super::member::MemberBox;
-use super::super::shared::{bump, PoolShared};
 use super::manager::{AsyncManaged, AsyncManager};
 
 /// The slot of a creation in flight, freed if the creation does not

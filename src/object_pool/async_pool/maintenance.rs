@@ -10,8 +10,8 @@ use std::task::Poll;
 
 use crate::sync::Ordering;
 
-use super::super::maintainer::Wake;
-use super::super::shared::PoolShared;
+use super::super::engine::PoolShared;
+use super::super::engine::Wake;
 use super::manager::{AsyncManaged, AsyncManager};
 
 impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {

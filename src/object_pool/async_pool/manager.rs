@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::super::hooks::{Hooks, TagHooks};
+use super::super::engine::{Hooks, TagHooks};
 use super::super::tags::PoolTag;
 
 /// Makes, checks and destroys the objects of an

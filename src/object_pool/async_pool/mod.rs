@@ -27,8 +27,8 @@ use crate::sync::Ordering;
 
 use super::builder::ObjectPoolBuilder;
 use super::config::PoolConfig;
+use super::engine::PoolShared;
 use super::error::TakeError;
-use super::shared::PoolShared;
 use super::status::{ObjectPoolStats, PoolStatus};
 pub use manager::{AsyncManaged, AsyncManager, AsyncTaggedManager};
 pub use pooled::{AsyncOwnedPooled, AsyncPooled};
@@ -167,7 +167,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
             let watch = TakeWatch::new(&shared.counters.cancelled);
             let taken = shared.take_now(home, popped, None).await;
             if let Err(TakeError::Overload) = taken {
-                super::shared::bump(&shared.counters.rejected);
+                super::engine::bump(&shared.counters.rejected);
             }
             watch.finish(taken.map(|member| (member, home)))
         })

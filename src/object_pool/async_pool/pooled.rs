@@ -9,9 +9,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use super::super::held::Held;
-use super::super::member::MemberBox;
-use super::super::shared::PoolShared;
+use super::super::engine::Held;
+use super::super::engine::MemberBox;
+use super::super::engine::PoolShared;
 use super::manager::{AsyncManaged, AsyncManager};
 
 /// An object taken from an [`AsyncObjectPool`](crate::AsyncObjectPool),

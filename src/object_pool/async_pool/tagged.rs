@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::super::engine::tag_of;
+use super::super::engine::Held;
+use super::super::engine::MemberBox;
+use super::super::engine::PoolShared;
 use super::super::error::TakeError;
-use super::super::held::Held;
-use super::super::member::MemberBox;
-use super::super::shared::PoolShared;
-use super::super::tags::tag_of;
 use super::manager::{AsyncManaged, AsyncTaggedManager};
 use super::take::TakeWatch;
 use super::{AsyncObjectPool, AsyncOwnedPooled, AsyncPooled};

@@ -20,12 +20,12 @@ use std::time::Instant;
 
 use crate::sync::{AtomicU64, Ordering};
 
+use super::super::engine::Held;
+use super::super::engine::MemberBox;
+use super::super::engine::{bump, PoolShared};
+use super::super::engine::{Handoff, WaitCell};
+use super::super::engine::{Joined, Served};
 use super::super::error::TakeError;
-use super::super::held::Held;
-use super::super::member::MemberBox;
-use super::super::shared::{bump, PoolShared};
-use super::super::wait_queue::{Handoff, WaitCell};
-use super::super::waiters::{Joined, Served};
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncPooled;
 

@@ -3,14 +3,12 @@
 //! group, then teaches an untagged (or the least recently used) object.
 //!
 //! * `tag.rs`: [`PoolTag`], what a tag is;
-//! * `shelf.rs`: the tag shelf, where idle tagged objects wait, by tag, by
-//!   group and in least recently used order;
+//! * the tag shelf, where idle tagged objects wait, by tag, by group and in
+//!   least recently used order, is the engine's (`engine/tag_shelf.rs`);
 //! * `take.rs`: [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged)
 //!   and the lookup order behind it.
 
-mod shelf;
 mod tag;
 mod take;
 
-pub(super) use shelf::{tag_of, DynTagShelf};
 pub use tag::PoolTag;

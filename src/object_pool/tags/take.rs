@@ -8,16 +8,16 @@ use std::time::{Duration, Instant};
 
 use crate::sync::Ordering;
 
+use super::super::engine::Handoff;
+use super::super::engine::MemberBox;
+use super::super::engine::TagHooks;
+use super::super::engine::{bump, PoolShared};
+use super::super::engine::{tag_of, TagShelf};
 use super::super::error::TakeError;
-use super::super::hooks::TagHooks;
 use super::super::manager::TaggedManager;
-use super::super::member::MemberBox;
 use super::super::owned_pooled::OwnedPooled;
 use super::super::pooled::Pooled;
-use super::super::shared::{bump, PoolShared};
-use super::super::wait_queue::Handoff;
 use super::super::ObjectPool;
-use super::shelf::{tag_of, TagShelf};
 use super::tag::PoolTag;
 
 impl<M: TaggedManager> ObjectPool<M> {

@@ -25,19 +25,19 @@ use super::member::MemberBox;
 /// One shard's stack of idle objects and its share of the take counter,
 /// which costs nothing to keep under the lock the pop already holds.
 #[derive(Debug)]
-pub(super) struct IdleStack<O> {
+pub(in crate::object_pool) struct IdleStack<O> {
     /// Idle objects, the most recently returned on top. Their slots are on
     /// this stack's shard.
-    pub(super) members: Vec<MemberBox<O>>,
+    pub(in crate::object_pool) members: Vec<MemberBox<O>>,
     /// Takes served from this stack.
-    pub(super) takes: u64,
+    pub(in crate::object_pool) takes: u64,
 }
 
 /// Every shard's stack, each on its own cache line.
-pub(super) type IdleStacks<O> = Box<[CachePadded<SpinLock<IdleStack<O>>>]>;
+pub(in crate::object_pool) type IdleStacks<O> = Box<[CachePadded<SpinLock<IdleStack<O>>>]>;
 
 /// `shards` empty stacks.
-pub(super) fn idle_stacks<O>(shards: usize) -> IdleStacks<O> {
+pub(in crate::object_pool) fn idle_stacks<O>(shards: usize) -> IdleStacks<O> {
     (0..shards)
         .map(|_| {
             CachePadded::new(SpinLock::new(IdleStack {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::sync::{AtomicU64, Ordering};
 
 #[derive(Debug)]
-pub(super) struct PoolClock {
+pub(in crate::object_pool) struct PoolClock {
     origin: Instant,
     /// The last tick; written by the maintainer only, so it can share a
     /// read-mostly cache line.
@@ -20,7 +20,7 @@ pub(super) struct PoolClock {
 }
 
 impl PoolClock {
-    pub(super) fn new() -> Self {
+    pub(in crate::object_pool) fn new() -> Self {
         PoolClock {
             origin: Instant::now(),
             coarse: AtomicU64::new(0),
@@ -29,18 +29,18 @@ impl PoolClock {
 
     /// The last tick's reading.
     #[inline]
-    pub(super) fn coarse(&self) -> u64 {
+    pub(in crate::object_pool) fn coarse(&self) -> u64 {
         // Relaxed: a stamp, ordered with nothing else.
         self.coarse.load(Ordering::Relaxed)
     }
 
     /// The time now.
-    pub(super) fn precise(&self) -> u64 {
+    pub(in crate::object_pool) fn precise(&self) -> u64 {
         u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
     }
 
     /// Reads the time now and publishes it as the coarse reading.
-    pub(super) fn tick(&self) -> u64 {
+    pub(in crate::object_pool) fn tick(&self) -> u64 {
         let now = self.precise();
         self.coarse.store(now, Ordering::Relaxed);
         now

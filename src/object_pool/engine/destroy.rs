@@ -18,7 +18,7 @@ impl<M: Hooks> PoolShared<M> {
         clippy::boxed_local,
         reason = "an object lives in its box from creation to here"
     )]
-    pub(super) fn destroy(
+    pub(in crate::object_pool) fn destroy(
         &self,
         idle: MemberBox<M::Object>,
     ) -> Result<(), Box<dyn std::any::Any + Send>> {
@@ -37,7 +37,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// [`destroy`](Self::destroy), letting a panic from
     /// [`Manager::destroy`] go on.
-    pub(super) fn destroy_or_resume(&self, idle: MemberBox<M::Object>) {
+    pub(in crate::object_pool) fn destroy_or_resume(&self, idle: MemberBox<M::Object>) {
         if let Err(panic) = self.destroy(idle) {
             resume_unwind(panic);
         }
@@ -49,7 +49,7 @@ impl<M: Hooks> PoolShared<M> {
         clippy::boxed_local,
         reason = "an object lives in its box from creation to here"
     )]
-    pub(super) fn detach(&self, idle: MemberBox<M::Object>) -> M::Object {
+    pub(in crate::object_pool) fn detach(&self, idle: MemberBox<M::Object>) -> M::Object {
         let Member {
             object,
             shard,
@@ -63,7 +63,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// An object leaves the pool for good: it no longer counts in its
     /// generation.
-    pub(super) fn bury(&self, generation: u64) {
+    pub(in crate::object_pool) fn bury(&self, generation: u64) {
         let mut generations = lock(&self.generations);
         if let Some(alive) = generations.get_mut(&generation) {
             *alive -= 1;

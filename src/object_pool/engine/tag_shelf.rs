@@ -21,8 +21,8 @@ use std::hash::Hash;
 
 use crate::sync::{lock, Mutex};
 
-use super::super::member::MemberBox;
-use super::tag::PoolTag;
+use super::super::tags::PoolTag;
+use super::member::MemberBox;
 
 /// The shelf as the untyped parts of the pool see it.
 pub(in crate::object_pool) trait DynTagShelf<O>: Send + Sync {

@@ -6,11 +6,11 @@
 //! these; creation differs between the faces (a call or a future) and is
 //! done by each face in its own module.
 
-use super::manager::{Manager, TaggedManager};
-use super::tags::PoolTag;
+use super::super::manager::{Manager, TaggedManager};
+use super::super::tags::PoolTag;
 
 /// What the engine calls on a manager.
-pub(super) trait Hooks: Send + Sync + 'static {
+pub(in crate::object_pool) trait Hooks: Send + Sync + 'static {
     /// The pooled object.
     type Object: Send + 'static;
     /// What a failed creation returns.
@@ -42,7 +42,7 @@ impl<M: Manager> Hooks for M {
 
 /// What the engine's tag shelf and tagged lookups need of a tagging
 /// manager: its tag type. Teaching a tag differs between the faces.
-pub(super) trait TagHooks: Hooks {
+pub(in crate::object_pool) trait TagHooks: Hooks {
     /// What an object learns.
     type Tag: PoolTag;
 }

@@ -11,40 +11,45 @@ use std::any::Any;
 
 /// An object's tag, as the pool stores it: the pool's type names only its
 /// manager, not the tag type (see `tags/shelf.rs`).
-pub(super) type AnyTag = Box<dyn Any + Send + Sync>;
+pub(in crate::object_pool) type AnyTag = Box<dyn Any + Send + Sync>;
 
 /// An object of the pool and what the pool knows about it.
-pub(super) struct Member<O> {
+pub(in crate::object_pool) struct Member<O> {
     /// The object itself.
-    pub(super) object: O,
+    pub(in crate::object_pool) object: O,
     /// The shard whose slot counts this object in `size`.
-    pub(super) shard: usize,
+    pub(in crate::object_pool) shard: usize,
     /// The home stack of the thread that took it last, set by the take:
     /// where its return puts it, so that the thread's next take finds it
     /// first. The box is the taker's own line, so the take writes it for
     /// free, and the return looks nothing up.
-    pub(super) home: usize,
+    pub(in crate::object_pool) home: usize,
     /// The pool's generation when the object was made (see `retire_all`).
-    pub(super) generation: u64,
+    pub(in crate::object_pool) generation: u64,
     /// When its lifetime runs out, in pool-clock nanoseconds;
     /// [`Member::NEVER`] for no lifetime.
-    pub(super) expires: u64,
+    pub(in crate::object_pool) expires: u64,
     /// When it was last returned, in coarse pool-clock nanoseconds.
-    pub(super) idle_since: u64,
+    pub(in crate::object_pool) idle_since: u64,
     /// Its tag, once a tagged take taught it one; tagged objects idle on
     /// the tag shelf (`tags/shelf.rs`) instead of a stack.
-    pub(super) tag: Option<AnyTag>,
+    pub(in crate::object_pool) tag: Option<AnyTag>,
     /// Whether it has a lifetime or a tag, so that its return needs more
     /// than the gate's check: one flag for the fast path to test.
-    pub(super) special: bool,
+    pub(in crate::object_pool) special: bool,
 }
 
 impl<O> Member<O> {
     /// No expiry.
-    pub(super) const NEVER: u64 = u64::MAX;
+    pub(in crate::object_pool) const NEVER: u64 = u64::MAX;
 
     /// A new object's member, counted by a slot on `shard`.
-    pub(super) fn boxed(object: O, shard: usize, generation: u64, expires: u64) -> MemberBox<O> {
+    pub(in crate::object_pool) fn boxed(
+        object: O,
+        shard: usize,
+        generation: u64,
+        expires: u64,
+    ) -> MemberBox<O> {
         Box::new(CachePadded::new(Member {
             object,
             shard,
@@ -60,12 +65,12 @@ impl<O> Member<O> {
     /// Whether the object has a lifetime at all (most have none, and skip
     /// reading the clock).
     #[inline]
-    pub(super) fn may_expire(&self) -> bool {
+    pub(in crate::object_pool) fn may_expire(&self) -> bool {
         self.expires != Self::NEVER
     }
 
     /// Gives the object its tag.
-    pub(super) fn set_tag(&mut self, tag: AnyTag) {
+    pub(in crate::object_pool) fn set_tag(&mut self, tag: AnyTag) {
         self.tag = Some(tag);
         self.special = true;
     }
@@ -84,4 +89,4 @@ impl<O> std::fmt::Debug for Member<O> {
 /// A member's box: an object that exists in the pool, idle or in use,
 /// with its bookkeeping. The box has cache lines of its own: a return writes
 /// it, and two threads' boxes side by side would otherwise share a line.
-pub(super) type MemberBox<O> = Box<CachePadded<Member<O>>>;
+pub(in crate::object_pool) type MemberBox<O> = Box<CachePadded<Member<O>>>;

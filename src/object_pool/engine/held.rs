@@ -11,14 +11,14 @@ use super::member::MemberBox;
 /// Without drop glue (`ManuallyDrop<Option<_>>`): the guard's own `drop`
 /// takes what is left, so the return path drops nothing else. One word, so
 /// a guard is two and comes back from a take in registers.
-pub(super) struct Held<O> {
+pub(in crate::object_pool) struct Held<O> {
     member: ManuallyDrop<Option<MemberBox<O>>>,
 }
 
 impl<O> Held<O> {
     /// Holds `member`.
     #[inline]
-    pub(super) fn new(member: MemberBox<O>) -> Self {
+    pub(in crate::object_pool) fn new(member: MemberBox<O>) -> Self {
         Held {
             member: ManuallyDrop::new(Some(member)),
         }
@@ -26,7 +26,7 @@ impl<O> Held<O> {
 
     /// Takes the member out; `None` once it was taken.
     #[inline]
-    pub(super) fn take(&mut self) -> Option<MemberBox<O>> {
+    pub(in crate::object_pool) fn take(&mut self) -> Option<MemberBox<O>> {
         self.member.take()
     }
 
@@ -36,25 +36,25 @@ impl<O> Held<O> {
     ///
     /// If it was taken already; a guard takes it only as it ends.
     #[inline]
-    pub(super) fn take_member(&mut self) -> MemberBox<O> {
+    pub(in crate::object_pool) fn take_member(&mut self) -> MemberBox<O> {
         self.take().expect("a guard holds its object until it ends")
     }
 
     /// The member, while held.
     #[inline]
-    pub(super) fn member(&self) -> Option<&MemberBox<O>> {
+    pub(in crate::object_pool) fn member(&self) -> Option<&MemberBox<O>> {
         self.member.as_ref()
     }
 
     /// The member, mutably, while held.
     #[inline]
-    pub(super) fn member_mut(&mut self) -> Option<&mut MemberBox<O>> {
+    pub(in crate::object_pool) fn member_mut(&mut self) -> Option<&mut MemberBox<O>> {
         self.member.as_mut()
     }
 
     /// The object.
     #[inline]
-    pub(super) fn object(&self) -> &O {
+    pub(in crate::object_pool) fn object(&self) -> &O {
         &self
             .member
             .as_ref()
@@ -64,7 +64,7 @@ impl<O> Held<O> {
 
     /// The object, mutably.
     #[inline]
-    pub(super) fn object_mut(&mut self) -> &mut O {
+    pub(in crate::object_pool) fn object_mut(&mut self) -> &mut O {
         &mut self
             .member
             .as_mut()

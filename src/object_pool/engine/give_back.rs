@@ -13,7 +13,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Takes back a returned object: reused if its holder did not panic and
     /// it passes [`Manager::check`], destroyed otherwise.
     #[inline]
-    pub(super) fn give_back(&self, idle: MemberBox<M::Object>) {
+    pub(in crate::object_pool) fn give_back(&self, idle: MemberBox<M::Object>) {
         if std::thread::panicking() {
             return self.give_back_from_panic(idle);
         }
@@ -45,14 +45,14 @@ impl<M: Hooks> PoolShared<M> {
     /// destroyed. A panicking `destroy` now would abort, so it is contained.
     #[cold]
     #[inline(never)]
-    pub(super) fn give_back_from_panic(&self, idle: MemberBox<M::Object>) {
+    pub(in crate::object_pool) fn give_back_from_panic(&self, idle: MemberBox<M::Object>) {
         let _ = self.destroy(idle);
     }
 
     /// Keeps a reusable object: onto idle stack `stack`, or to a waiter.
     /// Objects that expired or were retired are destroyed instead.
     #[inline]
-    pub(super) fn put_idle(&self, idle: MemberBox<M::Object>, stack: usize) {
+    pub(in crate::object_pool) fn put_idle(&self, idle: MemberBox<M::Object>, stack: usize) {
         if idle.special {
             return self.put_special(idle, stack);
         }
@@ -62,7 +62,11 @@ impl<M: Hooks> PoolShared<M> {
     /// Pushes an untagged object onto idle stack `stack`, or hands it to
     /// the cold path when takers wait or the gate says otherwise.
     #[inline]
-    pub(super) fn put_on_stack(&self, mut idle: MemberBox<M::Object>, stack: usize) {
+    pub(in crate::object_pool) fn put_on_stack(
+        &self,
+        mut idle: MemberBox<M::Object>,
+        stack: usize,
+    ) {
         let gate = &self.gate;
         idle.idle_since = gate.clock.coarse();
         let mut top = spin_lock(&self.idle[stack]);
@@ -83,7 +87,7 @@ impl<M: Hooks> PoolShared<M> {
     /// stack `stack`.
     #[cold]
     #[inline(never)]
-    pub(super) fn put_special(&self, mut idle: MemberBox<M::Object>, stack: usize) {
+    pub(in crate::object_pool) fn put_special(&self, mut idle: MemberBox<M::Object>, stack: usize) {
         if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
             return self.expire(idle);
         }
@@ -96,7 +100,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Shelves a returned tagged object, as `put_idle` pushes an untagged
     /// one: the shelf's lock stands in for the stack's.
-    pub(super) fn put_tagged(&self, idle: MemberBox<M::Object>, stack: usize) {
+    pub(in crate::object_pool) fn put_tagged(&self, idle: MemberBox<M::Object>, stack: usize) {
         let shelf = self.tags.get().expect("a tagged object implies the shelf");
         let generation = idle.generation;
         let gate = &self.gate;
@@ -115,7 +119,7 @@ impl<M: Hooks> PoolShared<M> {
     /// is stale. An untagged object nobody takes goes onto `stack`.
     #[cold]
     #[inline(never)]
-    pub(super) fn put_idle_cold(&self, idle: MemberBox<M::Object>, stack: usize) {
+    pub(in crate::object_pool) fn put_idle_cold(&self, idle: MemberBox<M::Object>, stack: usize) {
         if self.oversized() {
             self.destroy_or_resume(idle);
             return;

@@ -6,15 +6,15 @@ use std::time::Instant;
 
 use crate::sync::{lock, Ordering};
 
-use super::error::TakeError;
+use super::super::error::TakeError;
+use super::super::manager::Manager;
 use super::hooks::Hooks;
-use super::manager::Manager;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::{Handoff, WaitCell};
 
 /// What a take may use: a [`Handoff`] that is not a refusal.
-pub(super) enum Served<O> {
+pub(in crate::object_pool) enum Served<O> {
     /// An object, to hand out (or check first).
     Object(MemberBox<O>),
     /// A free slot on this shard, to make an object in.
@@ -22,7 +22,7 @@ pub(super) enum Served<O> {
 }
 
 /// Where a taker stands after trying to join the queue.
-pub(super) enum Joined<O> {
+pub(in crate::object_pool) enum Joined<O> {
     /// Something was free after all (found under the queue lock): the
     /// taker accepts it as its own search's find.
     Found(Handoff<O>),
@@ -40,7 +40,7 @@ impl<M: Hooks> PoolShared<M> {
     /// `Closed`, or `QueueFull` (counted) when `queue_max` takers wait.
     #[cold]
     #[inline(never)]
-    pub(super) fn join_queue(
+    pub(in crate::object_pool) fn join_queue(
         &self,
         deadline: Option<Instant>,
     ) -> Result<Joined<M::Object>, TakeError<M::Error>> {
@@ -78,7 +78,7 @@ impl<M: Hooks> PoolShared<M> {
     /// The waiter queued under `key` stops waiting (filled, timed out or
     /// dropped): what it was handed, or `Expired` once it is out of the
     /// queue. Its wait, from `started`, is recorded.
-    pub(super) fn stop_waiting(
+    pub(in crate::object_pool) fn stop_waiting(
         &self,
         key: u64,
         cell: &WaitCell<M::Object>,
@@ -99,7 +99,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Gives back what a taker was handed and will not use (its future was
     /// dropped): an object goes back idle, or to the next waiter; a slot to
     /// the next waiter, or is freed.
-    pub(super) fn hand_on(&self, handoff: Handoff<M::Object>) {
+    pub(in crate::object_pool) fn hand_on(&self, handoff: Handoff<M::Object>) {
         match handoff {
             Handoff::Object(member) => {
                 let home = member.home;
@@ -112,7 +112,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// What a taker was handed or found: an object or a slot to use, or
     /// else the take's error (counted).
-    pub(super) fn served(
+    pub(in crate::object_pool) fn served(
         &self,
         handoff: Handoff<M::Object>,
     ) -> Result<Served<M::Object>, TakeError<M::Error>> {
@@ -132,7 +132,7 @@ impl<M: Hooks> PoolShared<M> {
     }
 
     /// Takes the waiter with `key` out of the queue, if it is still there.
-    pub(super) fn unqueue(&self, key: u64) {
+    pub(in crate::object_pool) fn unqueue(&self, key: u64) {
         let mut queue = lock(&self.waiters);
         if queue.remove(key) {
             self.gate.waiting.store(queue.len(), Ordering::Relaxed);
@@ -148,7 +148,7 @@ impl<M: Hooks> PoolShared<M> {
     /// make an object and keep the pool above its size for as long as
     /// takers wait. The size is read under the queue lock, so two frees
     /// cannot both see the pool too big and both give their slot back.
-    pub(super) fn free_slot(&self, shard: usize) {
+    pub(in crate::object_pool) fn free_slot(&self, shard: usize) {
         let mut queue = lock(&self.waiters);
         let oversized = self.gate.oversized.load(Ordering::Relaxed)
             && self.slots.usage() > self.slots.capacity();
@@ -167,7 +167,7 @@ impl<M: Hooks> PoolShared<M> {
     }
 
     /// `max_size` grew: hands each waiter a new slot while there is room.
-    pub(super) fn serve_waiters_with_new_slots(&self) {
+    pub(in crate::object_pool) fn serve_waiters_with_new_slots(&self) {
         let mut queue = lock(&self.waiters);
         while queue.len() > 0 {
             let Ok(shard) = self.slots.admit_from(0) else {
@@ -188,7 +188,7 @@ impl<M: Manager> PoolShared<M> {
     /// the deadline too.
     #[cold]
     #[inline(never)]
-    pub(super) fn wait_for(
+    pub(in crate::object_pool) fn wait_for(
         &self,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
@@ -213,7 +213,7 @@ impl<M: Manager> PoolShared<M> {
     /// [`accept`](Self::accept), but an object found idle is checked first
     /// when `check_on_take` is set (outside every lock); `Ok(None)` if it
     /// failed and was destroyed, and the take must look again.
-    pub(super) fn accept_found(
+    pub(in crate::object_pool) fn accept_found(
         &self,
         found: Handoff<M::Object>,
         deadline: Option<Instant>,
@@ -229,7 +229,7 @@ impl<M: Manager> PoolShared<M> {
     /// What a taker does with what it was handed, or found. An object handed
     /// by a returner was checked on its return, and a new one needs none;
     /// one made for a slot is made by `deadline`, the take's own.
-    pub(super) fn accept(
+    pub(in crate::object_pool) fn accept(
         &self,
         handoff: Handoff<M::Object>,
         deadline: Option<Instant>,

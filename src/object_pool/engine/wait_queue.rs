@@ -43,7 +43,7 @@ use super::member::MemberBox;
 
 /// What a waiter is handed.
 #[derive(Debug)]
-pub(super) enum Handoff<O> {
+pub(in crate::object_pool) enum Handoff<O> {
     /// A returned (or freshly made) object.
     Object(MemberBox<O>),
     /// A free slot on this shard: the waiter creates its own object.
@@ -66,7 +66,7 @@ impl<O> Handoff<O> {
 
 /// Where a waiter is handed something; see the module's `# Protocol`.
 #[derive(Debug)]
-pub(super) struct WaitCell<O> {
+pub(in crate::object_pool) struct WaitCell<O> {
     deadline: Option<Instant>,
     state: Mutex<CellState<O>>,
     filled: Condvar,
@@ -87,7 +87,7 @@ enum CellState<O> {
 impl<O> WaitCell<O> {
     /// A cell for a waiter until `deadline`, to be queued at `queues`
     /// queues.
-    pub(super) fn new(deadline: Option<Instant>, queues: usize) -> Arc<Self> {
+    pub(in crate::object_pool) fn new(deadline: Option<Instant>, queues: usize) -> Arc<Self> {
         Arc::new(WaitCell {
             deadline,
             state: Mutex::new(CellState::Waiting {
@@ -122,7 +122,7 @@ impl<O> WaitCell<O> {
 
     /// One queue will never hold this cell (that member was closed or its
     /// queue full when the waiter came).
-    pub(super) fn count_out(&self) {
+    pub(in crate::object_pool) fn count_out(&self) {
         if let CellState::Waiting { open, .. } = &mut *lock(&self.state) {
             *open = open.saturating_sub(1);
         }
@@ -130,7 +130,7 @@ impl<O> WaitCell<O> {
 
     /// Blocks until the cell is filled or its deadline passes. Either way
     /// the waiter then calls [`leave`](Self::leave).
-    pub(super) fn wait(&self) {
+    pub(in crate::object_pool) fn wait(&self) {
         let mut state = lock(&self.state);
         loop {
             if let CellState::Filled { .. } = *state {
@@ -154,7 +154,7 @@ impl<O> WaitCell<O> {
     /// The async waiter's [`wait`](Self::wait), without the deadline (its
     /// task keeps the timer): ready once filled; stores the task's waker on
     /// every poll until then.
-    pub(super) fn poll_filled(&self, cx: &mut Context<'_>) -> Poll<()> {
+    pub(in crate::object_pool) fn poll_filled(&self, cx: &mut Context<'_>) -> Poll<()> {
         match &mut *lock(&self.state) {
             CellState::Waiting { waker, .. } => {
                 match waker {
@@ -169,7 +169,7 @@ impl<O> WaitCell<O> {
 
     /// Stops waiting: what was handed, and by which member's queue, if
     /// anything was; nothing can be handed after.
-    pub(super) fn leave(&self) -> Option<(Handoff<O>, usize)> {
+    pub(in crate::object_pool) fn leave(&self) -> Option<(Handoff<O>, usize)> {
         match std::mem::replace(&mut *lock(&self.state), CellState::Gone) {
             CellState::Filled { handoff, from } => Some((handoff, from)),
             CellState::Waiting { .. } | CellState::Gone => None,
@@ -187,13 +187,13 @@ struct Waiter<O> {
 
 /// The waiting takers, oldest first.
 #[derive(Debug)]
-pub(super) struct WaitQueue<O> {
+pub(in crate::object_pool) struct WaitQueue<O> {
     waiters: VecDeque<Waiter<O>>,
     next_key: u64,
 }
 
 impl<O> WaitQueue<O> {
-    pub(super) fn new() -> Self {
+    pub(in crate::object_pool) fn new() -> Self {
         WaitQueue {
             waiters: VecDeque::new(),
             next_key: 0,
@@ -201,13 +201,13 @@ impl<O> WaitQueue<O> {
     }
 
     /// How many takers wait.
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::object_pool) fn len(&self) -> usize {
         self.waiters.len()
     }
 
     /// Queues `cell` at the back, as member `from`'s queue (0 for a lone
     /// pool); returns its key.
-    pub(super) fn push(&mut self, cell: Arc<WaitCell<O>>, from: usize) -> u64 {
+    pub(in crate::object_pool) fn push(&mut self, cell: Arc<WaitCell<O>>, from: usize) -> u64 {
         let key = self.next_key;
         self.next_key += 1;
         self.waiters.push_back(Waiter { key, cell, from });
@@ -216,7 +216,7 @@ impl<O> WaitQueue<O> {
 
     /// Removes the waiter with `key`; `false` if it is no longer queued
     /// (someone served it, or told it it expired or the pool closed).
-    pub(super) fn remove(&mut self, key: u64) -> bool {
+    pub(in crate::object_pool) fn remove(&mut self, key: u64) -> bool {
         // Keys increase from front to back.
         match self.waiters.binary_search_by_key(&key, |waiter| waiter.key) {
             Ok(index) => {
@@ -231,7 +231,10 @@ impl<O> WaitQueue<O> {
     /// and who still waits, telling the expired ones ahead of it so and
     /// dropping those that left (a group waiter served elsewhere). Gives
     /// `handoff` back if no waiter is left.
-    pub(super) fn serve(&mut self, mut handoff: Handoff<O>) -> Result<(), Handoff<O>> {
+    pub(in crate::object_pool) fn serve(
+        &mut self,
+        mut handoff: Handoff<O>,
+    ) -> Result<(), Handoff<O>> {
         let mut now = None;
         while let Some(waiter) = self.waiters.pop_front() {
             let expired = waiter
@@ -252,7 +255,7 @@ impl<O> WaitQueue<O> {
 
     /// Answers the newest waiters beyond the first `queue_max` with
     /// `QueueFull`.
-    pub(super) fn refuse_beyond(&mut self, queue_max: usize) {
+    pub(in crate::object_pool) fn refuse_beyond(&mut self, queue_max: usize) {
         while self.waiters.len() > queue_max {
             if let Some(waiter) = self.waiters.pop_back() {
                 let _ = waiter.cell.fill(Handoff::QueueFull, waiter.from);
@@ -261,7 +264,7 @@ impl<O> WaitQueue<O> {
     }
 
     /// Tells every waiter the pool closed.
-    pub(super) fn close(&mut self) {
+    pub(in crate::object_pool) fn close(&mut self) {
         for waiter in self.waiters.drain(..) {
             let _ = waiter.cell.fill(Handoff::Closed, waiter.from);
         }

@@ -17,27 +17,28 @@ use std::time::{Duration, Instant};
 
 use crate::sync::{lock, spawn_named, Ordering};
 
-use super::error::TakeError;
+use super::super::error::TakeError;
+use super::super::manager::Manager;
 use super::hooks::Hooks;
-use super::manager::Manager;
 use super::member::{Member, MemberBox};
 use super::pending_create::PendingCreate;
 use super::shared::{bump, nanos, PoolShared};
 
 /// What a call to [`Manager::create`] came to: its result, or its panic.
-pub(super) type Made<M> = std::thread::Result<Result<<M as Hooks>::Object, <M as Hooks>::Error>>;
+pub(in crate::object_pool) type Made<M> =
+    std::thread::Result<Result<<M as Hooks>::Object, <M as Hooks>::Error>>;
 
 /// A creation running on a helper thread. The helper hands its reference
 /// to the pool's core over with the result, so that once the waiter has
 /// its object no helper thread still holds the core: dropping the pool and
 /// its objects then drops the manager at once, on the dropping thread.
-pub(super) type Pending<M> = Arc<PendingCreate<(Made<M>, Arc<PoolShared<M>>)>>;
+pub(in crate::object_pool) type Pending<M> = Arc<PendingCreate<(Made<M>, Arc<PoolShared<M>>)>>;
 
 /// What every creation ends in, whichever face made it.
 impl<M: Hooks> PoolShared<M> {
     /// A new member from what `create` made in `shard`'s slot; a failure
     /// frees the slot, and a panic goes on once it is freed.
-    pub(super) fn born(
+    pub(in crate::object_pool) fn born(
         &self,
         shard: usize,
         made: Made<M>,
@@ -64,7 +65,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// A new object's generation and expiry, and its count in its
     /// generation.
-    pub(super) fn birth(&self) -> (u64, u64) {
+    pub(in crate::object_pool) fn birth(&self) -> (u64, u64) {
         let generation = self.gate.generation.load(Ordering::Relaxed);
         *lock(&self.generations).entry(generation).or_insert(0) += 1;
         let config = self.config.load();
@@ -86,7 +87,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Its waiter gives up on a creation: counted, and no longer one the
     /// maintainer counts on to refill.
-    pub(super) fn abandon(&self) {
+    pub(in crate::object_pool) fn abandon(&self) {
         bump(&self.counters.create_timeouts);
         self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
     }
@@ -94,7 +95,7 @@ impl<M: Hooks> PoolShared<M> {
     /// What a creation nobody waits for any more made: the object is
     /// destroyed, which frees its slot (to a waiter first); a failed or
     /// panicking call frees the slot.
-    pub(super) fn dispose_late(&self, shard: usize, late: Made<M>) {
+    pub(in crate::object_pool) fn dispose_late(&self, shard: usize, late: Made<M>) {
         match late {
             Ok(Ok(object)) => {
                 bump(&self.counters.creates);
@@ -112,7 +113,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Puts an object the maintainer made onto the stack of its slot's
     /// shard (or hands it to a waiter): the maintainer's objects spread over
     /// the stacks as their slots do.
-    pub(super) fn keep_made(&self, idle: MemberBox<M::Object>) {
+    pub(in crate::object_pool) fn keep_made(&self, idle: MemberBox<M::Object>) {
         let stack = idle.shard;
         self.put_idle(idle, stack);
     }
@@ -123,7 +124,7 @@ impl<M: Hooks> PoolShared<M> {
 impl<M: Manager> PoolShared<M> {
     /// Makes an object for a taker in `shard`'s slot, counting the take.
     /// `deadline` is the take's own, if it has one.
-    pub(super) fn create_for_taker(
+    pub(in crate::object_pool) fn create_for_taker(
         &self,
         shard: usize,
         deadline: Option<Instant>,
@@ -141,7 +142,7 @@ impl<M: Manager> PoolShared<M> {
     /// earlier of the two: [`TakeError::Timeout`] if its own deadline came
     /// first, [`TakeError::CreateTimeout`] if the pool's bound did. The
     /// slot then stays counted until the call returns.
-    pub(super) fn create_in(
+    pub(in crate::object_pool) fn create_in(
         &self,
         shard: usize,
         deadline: Option<Instant>,
@@ -194,7 +195,7 @@ impl<M: Manager> PoolShared<M> {
     /// If whoever waits gives up, the helper disposes of the late result
     /// itself: it destroys the object, or frees the slot of a failed call
     /// (see `pending_create.rs`).
-    pub(super) fn start_create(&self, shard: usize) -> Option<Pending<M>> {
+    pub(in crate::object_pool) fn start_create(&self, shard: usize) -> Option<Pending<M>> {
         let shared = self.this.upgrade()?;
         let pending = Arc::new(PendingCreate::new());
         let creating = &self.counters.creating;
@@ -223,7 +224,7 @@ impl<M: Manager> PoolShared<M> {
 
     /// Makes one object in the background and keeps it; `false` if the pool
     /// is full or closed, or creation failed (or ran past `create_timeout`).
-    pub(super) fn create_idle(&self) -> bool {
+    pub(in crate::object_pool) fn create_idle(&self) -> bool {
         if self.gate.closed.load(Ordering::Relaxed) {
             return false;
         }
@@ -243,7 +244,7 @@ impl<M: Manager> PoolShared<M> {
     /// stop the others. With a `create_timeout`, they are made at once on
     /// helper threads and waited for together, so `build` waits at most
     /// that long however many calls hang.
-    pub(super) fn create_initial(&self, count: usize) {
+    pub(in crate::object_pool) fn create_initial(&self, count: usize) {
         let Some(timeout) = self.config.load().create_timeout else {
             for _ in 0..count {
                 let _ = catch_unwind(AssertUnwindSafe(|| self.create_idle()));

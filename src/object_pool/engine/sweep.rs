@@ -15,7 +15,7 @@ impl<M: Hooks> PoolShared<M> {
     /// reconfiguration lock, so a clear cannot undo a newer shrink's flag.
     /// Never called with the queue lock held (`reconfigure` takes the two in
     /// the other order).
-    pub(super) fn oversized(&self) -> bool {
+    pub(in crate::object_pool) fn oversized(&self) -> bool {
         if !self.gate.oversized.load(Ordering::Relaxed) {
             return false;
         }
@@ -29,7 +29,10 @@ impl<M: Hooks> PoolShared<M> {
 
     /// `max_size` shrank: destroys idle objects until the pool fits it or
     /// none is idle. Returns the first panic from `destroy`.
-    pub(super) fn shrink_idle_to(&self, max_size: usize) -> Option<Box<dyn std::any::Any + Send>> {
+    pub(in crate::object_pool) fn shrink_idle_to(
+        &self,
+        max_size: usize,
+    ) -> Option<Box<dyn std::any::Any + Send>> {
         let mut first_panic = None;
         while self.slots.usage() > max_size {
             let Some(idle) = self.steal_any() else { break };
@@ -42,7 +45,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Any idle object: the bottom (longest idle) of any stack, else the
     /// least recently used tagged one.
-    pub(super) fn steal_any(&self) -> Option<MemberBox<M::Object>> {
+    pub(in crate::object_pool) fn steal_any(&self) -> Option<MemberBox<M::Object>> {
         self.idle
             .iter()
             .find_map(|stack| {
@@ -58,7 +61,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Destroys every idle object; returns the first panic from `destroy`.
     /// The caller changed `closed` or the generation first, so nothing is
     /// pushed onto a stack after its sweep (see `put_idle`).
-    pub(super) fn sweep_idle(&self) -> Option<Box<dyn std::any::Any + Send>> {
+    pub(in crate::object_pool) fn sweep_idle(&self) -> Option<Box<dyn std::any::Any + Send>> {
         let mut first_panic = None;
         for stack in self.idle.iter() {
             let members = std::mem::take(&mut spin_lock(stack).members);
@@ -80,7 +83,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Closes the pool as its face is dropped: a panicking `destroy` is
     /// contained while the thread already unwinds (a second panic would
     /// abort), and goes on otherwise.
-    pub(super) fn close_on_drop(&self) {
+    pub(in crate::object_pool) fn close_on_drop(&self) {
         if std::thread::panicking() {
             let _ = catch_unwind(AssertUnwindSafe(|| self.close()));
         } else {
@@ -88,8 +91,8 @@ impl<M: Hooks> PoolShared<M> {
         }
     }
 
-    /// Closes the pool; see [`ObjectPool::close`](super::ObjectPool::close).
-    pub(super) fn close(&self) {
+    /// Closes the pool; see [`ObjectPool::close`](super::super::ObjectPool::close).
+    pub(in crate::object_pool) fn close(&self) {
         self.gate.closed.store(true, Ordering::Relaxed);
         let mut queue = lock(&self.waiters);
         queue.close();

@@ -18,7 +18,7 @@ use crate::sync::{lock, wait_timeout, Condvar, Mutex};
 
 /// A result one thread makes and another waits for, until a deadline.
 #[derive(Debug)]
-pub(super) struct PendingCreate<T> {
+pub(in crate::object_pool) struct PendingCreate<T> {
     state: Mutex<State<T>>,
     finished: Condvar,
 }
@@ -34,7 +34,7 @@ enum State<T> {
 }
 
 impl<T> PendingCreate<T> {
-    pub(super) fn new() -> Self {
+    pub(in crate::object_pool) fn new() -> Self {
         PendingCreate {
             state: Mutex::new(State::Running),
             finished: Condvar::new(),
@@ -43,7 +43,7 @@ impl<T> PendingCreate<T> {
 
     /// The helper's side: hands `result` to the waiter, or back to the
     /// helper (`Err`) if the waiter gave up first.
-    pub(super) fn finish(&self, result: T) -> Result<(), T> {
+    pub(in crate::object_pool) fn finish(&self, result: T) -> Result<(), T> {
         let mut state = lock(&self.state);
         if let State::Abandoned = *state {
             return Err(result);
@@ -58,7 +58,11 @@ impl<T> PendingCreate<T> {
     /// without one; the helper then keeps the result. `abandon` runs
     /// when the waiter gives up, under the cell's lock: before the helper
     /// can learn that it did.
-    pub(super) fn wait_until(&self, deadline: Instant, abandon: impl FnOnce()) -> Option<T> {
+    pub(in crate::object_pool) fn wait_until(
+        &self,
+        deadline: Instant,
+        abandon: impl FnOnce(),
+    ) -> Option<T> {
         let mut state = lock(&self.state);
         loop {
             if let State::Done(_) = *state {

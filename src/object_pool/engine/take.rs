@@ -8,9 +8,9 @@ use std::time::Instant;
 use crate::admission::home_shard;
 use crate::sync::{spin_lock, Ordering};
 
-use super::error::TakeError;
+use super::super::error::TakeError;
+use super::super::manager::Manager;
 use super::hooks::Hooks;
-use super::manager::Manager;
 use super::member::MemberBox;
 use super::shared::{bump, PoolShared};
 use super::wait_queue::Handoff;
@@ -18,7 +18,7 @@ use super::wait_queue::Handoff;
 impl<M: Hooks> PoolShared<M> {
     /// The calling thread's home shard.
     #[inline]
-    pub(super) fn home(&self) -> usize {
+    pub(in crate::object_pool) fn home(&self) -> usize {
         home_shard(self.idle.len())
     }
 
@@ -27,7 +27,7 @@ impl<M: Hooks> PoolShared<M> {
     /// fail [`Manager::check`]. Not for a caller that holds the queue lock:
     /// a destroy frees a slot, which takes that lock.
     #[inline]
-    pub(super) fn pop_idle(&self, stack: usize) -> Option<MemberBox<M::Object>> {
+    pub(in crate::object_pool) fn pop_idle(&self, stack: usize) -> Option<MemberBox<M::Object>> {
         self.pop_idle_into(stack, None)
     }
 
@@ -37,7 +37,7 @@ impl<M: Hooks> PoolShared<M> {
     /// code must not run under the queue lock): the caller checks what it
     /// found with [`accept_found`](Self::accept_found).
     #[inline]
-    pub(super) fn pop_idle_into(
+    pub(in crate::object_pool) fn pop_idle_into(
         &self,
         stack: usize,
         doomed: Option<&mut Vec<MemberBox<M::Object>>>,
@@ -51,7 +51,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// The top of one idle stack, counted as a take from it.
     #[inline]
-    pub(super) fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
+    pub(in crate::object_pool) fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
         let mut stack = spin_lock(&self.idle[stack]);
         let member = stack.members.pop()?;
         stack.takes += 1;
@@ -64,7 +64,7 @@ impl<M: Hooks> PoolShared<M> {
     /// caller holds no lock, it passes the check; otherwise pops the next.
     #[cold]
     #[inline(never)]
-    pub(super) fn after_pop(
+    pub(in crate::object_pool) fn after_pop(
         &self,
         mut member: MemberBox<M::Object>,
         stack: usize,
@@ -97,7 +97,7 @@ impl<M: Hooks> PoolShared<M> {
     /// `check` destroys the object too, then the panic goes on to the taker.
     #[cold]
     #[inline(never)]
-    pub(super) fn check_taken(
+    pub(in crate::object_pool) fn check_taken(
         &self,
         mut member: MemberBox<M::Object>,
     ) -> Option<MemberBox<M::Object>> {
@@ -121,7 +121,7 @@ impl<M: Hooks> PoolShared<M> {
     }
 
     /// Destroys an object whose lifetime ran out.
-    pub(super) fn expire(&self, idle: MemberBox<M::Object>) {
+    pub(in crate::object_pool) fn expire(&self, idle: MemberBox<M::Object>) {
         bump(&self.counters.expired);
         // A panicking `destroy` is not this taker's business.
         let _ = self.destroy(idle);
@@ -129,7 +129,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Destroys the expired objects a search under the queue lock set
     /// aside. Never called with that lock held.
-    pub(super) fn expire_all(&self, doomed: Vec<MemberBox<M::Object>>) {
+    pub(in crate::object_pool) fn expire_all(&self, doomed: Vec<MemberBox<M::Object>>) {
         for idle in doomed {
             self.expire(idle);
         }
@@ -147,7 +147,10 @@ impl<M: Hooks> PoolShared<M> {
     /// slot.
     #[cold]
     #[inline(never)]
-    pub(super) fn look(&self, home: usize) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
+    pub(in crate::object_pool) fn look(
+        &self,
+        home: usize,
+    ) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
         let mut doomed = Vec::new();
         loop {
             if self.gate.closed.load(Ordering::Relaxed) {
@@ -166,7 +169,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// An idle object from any stack but `home`'s, in probe order; expired
     /// ones found on the way go to `doomed`.
-    pub(super) fn steal(
+    pub(in crate::object_pool) fn steal(
         &self,
         home: usize,
         doomed: &mut Vec<MemberBox<M::Object>>,
@@ -179,7 +182,7 @@ impl<M: Hooks> PoolShared<M> {
     /// the least recently used idle tagged object. Never creates or
     /// destroys (expired objects go to `doomed`): the caller may hold the
     /// queue lock.
-    pub(super) fn find_free(
+    pub(in crate::object_pool) fn find_free(
         &self,
         home: usize,
         doomed: &mut Vec<MemberBox<M::Object>>,
@@ -201,7 +204,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// The least recently used idle tagged object whose lifetime has not
     /// run out (expired ones found on the way go to `doomed`).
-    pub(super) fn take_oldest_tagged(
+    pub(in crate::object_pool) fn take_oldest_tagged(
         &self,
         doomed: &mut Vec<MemberBox<M::Object>>,
     ) -> Option<MemberBox<M::Object>> {
@@ -215,7 +218,7 @@ impl<M: Hooks> PoolShared<M> {
     }
 
     /// `idle`, unless its lifetime ran out: then it goes to `doomed`.
-    pub(super) fn unexpired(
+    pub(in crate::object_pool) fn unexpired(
         &self,
         idle: MemberBox<M::Object>,
         doomed: &mut Vec<MemberBox<M::Object>>,
@@ -233,7 +236,9 @@ impl<M: Manager> PoolShared<M> {
     /// [`take_cold`](Self::take_cold) for `try_take`, which counts a refusal.
     #[cold]
     #[inline(never)]
-    pub(super) fn try_take_cold(&self) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
+    pub(in crate::object_pool) fn try_take_cold(
+        &self,
+    ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let taken = self.take_cold(None);
         if let Err(TakeError::Overload) = taken {
             bump(&self.counters.rejected);
@@ -244,7 +249,7 @@ impl<M: Manager> PoolShared<M> {
     /// The home stack's top, or else the cold path; `deadline` is the
     /// take's own, for a creation.
     #[inline]
-    pub(super) fn try_take(
+    pub(in crate::object_pool) fn try_take(
         &self,
         home: usize,
         deadline: Option<Instant>,
@@ -262,7 +267,7 @@ impl<M: Manager> PoolShared<M> {
     /// starts ends by `deadline`, the take's own.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_cold(
+    pub(in crate::object_pool) fn take_cold(
         &self,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {

@@ -8,15 +8,15 @@ use crate::admission::check_capacity;
 use crate::error::BuildError;
 use crate::sync::{lock, Ordering};
 
-use super::config::{max_size_error, PoolConfig};
+use super::super::config::{max_size_error, PoolConfig};
 use super::hooks::Hooks;
 use super::shared::PoolShared;
 
 impl<M: Hooks> PoolShared<M> {
     /// Applies `change` to the configuration, checked; `start_maintainer`
     /// makes sure the face's maintainer runs when the new one needs it.
-    /// See [`ObjectPool::reconfigure`](super::ObjectPool::reconfigure).
-    pub(super) fn reconfigure(
+    /// See [`ObjectPool::reconfigure`](super::super::ObjectPool::reconfigure).
+    pub(in crate::object_pool) fn reconfigure(
         &self,
         change: impl FnOnce(&mut PoolConfig),
         start_maintainer: impl FnOnce(&PoolConfig) -> Result<(), BuildError>,
@@ -71,7 +71,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Retires every object that exists now: idle ones are destroyed at
     /// once, ones in use when they come back. A panic from a `destroy`
     /// goes on once every idle object is dealt with.
-    pub(super) fn retire_all(&self) {
+    pub(in crate::object_pool) fn retire_all(&self) {
         self.gate.generation.fetch_add(1, Ordering::Relaxed);
         if let Some(panic) = self.sweep_idle() {
             resume_unwind(panic);
@@ -80,7 +80,7 @@ impl<M: Hooks> PoolShared<M> {
     }
 
     /// How many objects made before the last `retire_all` still exist.
-    pub(super) fn stale_count(&self) -> usize {
+    pub(in crate::object_pool) fn stale_count(&self) -> usize {
         let current = self.gate.generation.load(Ordering::Relaxed);
         lock(&self.generations)
             .range(..current)

@@ -1,0 +1,52 @@
+//! The engine both pool faces share: [`PoolShared`] (`shared.rs`), whose
+//! methods are split by concern over this folder's files.
+//!
+//! * `shared.rs`: the core itself, its gate and its counters;
+//! * `member.rs`, `held.rs`: an object's box from creation to destruction,
+//!   and the cell a guard holds it in;
+//! * `idle_stacks.rs`, `tag_shelf.rs`: where idle objects wait, untagged
+//!   and tagged;
+//! * `take.rs` (the fast pop, stealing, the cold take), `give_back.rs`
+//!   (returns), `waiters.rs` and `wait_queue.rs` (waiting and the slot
+//!   hand-off), `create.rs` and `pending_create.rs` (creations, bounded on
+//!   helper threads), `destroy.rs`, `sweep.rs` (close, retire, shrink),
+//!   `reconfigure.rs`, `report.rs` (status, stats, the rates sample);
+//! * `maintainer.rs` (refill, reaping, replenishment), its wake signal
+//!   `maintainer_wake.rs`, and `backoff.rs`, how long it waits after a
+//!   failed refill;
+//! * `hooks.rs`, `clock.rs`: what the engine asks of a manager, and the
+//!   pool's clock.
+//!
+//! The engine depends on the pool's vocabulary one level up (`config.rs`,
+//! `error.rs`, `manager.rs`, `tags/tag.rs`), never on a face; the blocking
+//! face (`ObjectPool`, its builder, guards, groups and lifecycle),
+//! `async_pool/` and `tags/` (tagged takes) drive it.
+
+mod clock;
+mod create;
+mod destroy;
+mod give_back;
+mod held;
+mod hooks;
+mod idle_stacks;
+mod maintainer;
+mod maintainer_wake;
+mod member;
+mod pending_create;
+mod reconfigure;
+mod report;
+mod shared;
+mod sweep;
+mod tag_shelf;
+mod take;
+mod wait_queue;
+mod waiters;
+
+pub(super) use held::Held;
+pub(super) use hooks::{Hooks, TagHooks};
+pub(super) use maintainer_wake::Wake;
+pub(super) use member::MemberBox;
+pub(super) use shared::{bump, PoolShared};
+pub(super) use tag_shelf::{tag_of, TagShelf};
+pub(super) use wait_queue::{Handoff, WaitCell};
+pub(super) use waiters::{Joined, Served};
