@@ -77,6 +77,12 @@ pub struct ObjectPoolStats {
     pub creates: u64,
     /// Creations that failed (or panicked).
     pub create_failures: u64,
+    /// The maintenance's creations to keep `min_idle` objects
+    /// ready (or to replace what tagged takes took) that failed, panicked
+    /// or ran past `create_timeout`. Each holds the next refill back by a
+    /// delay that starts at 10 ms and doubles, with jitter, up to the
+    /// maintenance interval (at least 1 s); the first success resets it.
+    pub failed_refills: u64,
     /// Objects destroyed, for any reason: failed checks, [`Pooled::fail`](crate::Pooled::fail),
     /// panicking holders, reaping, expiry, `retire_all`, shrinking, and the
     /// pool closing.

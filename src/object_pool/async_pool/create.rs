@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::sync::Ordering;
 
-use super::super::engine::MemberBox;
+use super::super::engine::{Background, MemberBox};
 use super::super::engine::{bump, PoolShared};
 use super::super::error::TakeError;
 use super::manager::{AsyncManaged, AsyncManager};
@@ -109,21 +109,21 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         made
     }
 
-    /// Makes one object in the background and keeps it; `false` if the pool
-    /// is full or closed, or creation failed or ran past `create_timeout`.
-    pub(super) async fn create_idle_async(&self) -> bool {
+    /// Makes one object in the background and keeps it, unless the pool
+    /// is full or closed.
+    pub(super) async fn create_idle_async(&self) -> Background {
         if self.gate.closed.load(Ordering::Relaxed) {
-            return false;
+            return Background::NoRoom;
         }
         let Ok(shard) = self.slots.admit_from(self.home()) else {
-            return false;
+            return Background::NoRoom;
         };
         match self.create_async(shard, None).await {
             Ok(idle) => {
                 self.keep_made(idle);
-                true
+                Background::Kept
             }
-            Err(_) => false,
+            Err(_) => Background::Failed,
         }
     }
 }

@@ -7,49 +7,81 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::Weak;
 use std::task::Poll;
+use std::time::Instant;
 
 use crate::sync::Ordering;
 
 use super::super::engine::PoolShared;
-use super::super::engine::Wake;
+use super::super::engine::{Pause, Refill, RefillBackoff, RefillFailed, Wake};
 use super::manager::{AsyncManaged, AsyncManager};
 
 impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
-    /// The maintenance task's body: a round (reap, refill), then sleep
-    /// until nudged or the interval passes; ends when the pool is dropped.
-    /// A panicking `create` or `destroy` ends its round, not the task.
+    /// The maintenance task's body: a round (reap, and refill unless held
+    /// back by a failure), then sleep until nudged or the next round is
+    /// due; ends when the pool is dropped. A panicking `create` or
+    /// `destroy` ends its round, not the task. Every round yields to the
+    /// runtime, and a failed refill sleeps out its backoff whatever nudges
+    /// come, so no failure of the backend makes the task hog its thread.
     ///
     /// The task holds the pool's core only during a round (and for each
     /// poll of its sleep): a pool dropped with its objects while the task
     /// sleeps drops its manager on the dropping thread, not at the task's
     /// next poll, which may never come once its runtime stops being driven.
     pub(super) async fn maintain_async(core: Weak<Self>) {
+        let mut backoff = RefillBackoff::default();
         loop {
             let Some(shared) = core.upgrade() else {
                 return;
             };
-            let _ = contain_panics(async {
-                shared.reap();
-                while shared.short_of_min_idle() && shared.create_idle_async().await {}
-                // Replaces the untagged objects that tagged takes took.
-                let wanted = shared.counters.replenish.swap(0, Ordering::Relaxed);
-                for _ in 0..wanted {
-                    if !shared.create_idle_async().await {
-                        break;
-                    }
-                }
-            })
-            .await;
-            let interval = shared.config.load().maintenance_interval();
+            let _ = catch_unwind(AssertUnwindSafe(|| shared.reap()));
+            if backoff.due(Instant::now()) {
+                let refill = contain_panics(shared.refill_async())
+                    .await
+                    .unwrap_or(Err(RefillFailed));
+                shared.after_refill(&mut backoff, refill);
+            }
+            let pause = shared.pause(&backoff);
             drop(shared);
-            let woken = poll_fn(|cx| match core.upgrade() {
-                Some(shared) => shared.maintenance.poll_wake(cx),
-                None => Poll::Ready(Wake::Stop),
-            });
-            if let Ok(Wake::Stop) = tokio::time::timeout(interval, woken).await {
+            tokio::task::yield_now().await;
+            let woke = match pause {
+                Pause::UntilNudged(interval) => {
+                    let woken = poll_fn(|cx| match core.upgrade() {
+                        Some(shared) => shared.maintenance.poll_wake(cx),
+                        None => Poll::Ready(Wake::Stop),
+                    });
+                    tokio::time::timeout(interval, woken).await
+                }
+                Pause::Fixed(length) => {
+                    let stopped = poll_fn(|cx| match core.upgrade() {
+                        Some(shared) => shared.maintenance.poll_stop(cx),
+                        None => Poll::Ready(Wake::Stop),
+                    });
+                    tokio::time::timeout(length, stopped).await
+                }
+            };
+            if let Ok(Wake::Stop) = woke {
                 return;
             }
         }
+    }
+
+    /// The async face's refill: tops the idle objects up to `min_idle`,
+    /// then replaces the untagged objects that tagged takes took, stopping
+    /// at the first failure.
+    async fn refill_async(&self) -> Refill {
+        while self.short_of_min_idle() && self.create_idle_async().await.go_on()? {}
+        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+        for done in 0..wanted {
+            match self.create_idle_async().await.go_on() {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(failed) => {
+                    self.put_back_replenish(wanted - done - 1);
+                    return Err(failed);
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -20,6 +20,7 @@ use crate::sync::{lock, spawn_named, Ordering};
 use super::super::error::TakeError;
 use super::super::manager::Manager;
 use super::hooks::Hooks;
+use super::maintainer::Background;
 use super::member::{Member, MemberBox};
 use super::pending_create::PendingCreate;
 use super::shared::{bump, nanos, PoolShared};
@@ -222,21 +223,21 @@ impl<M: Manager> PoolShared<M> {
         }
     }
 
-    /// Makes one object in the background and keeps it; `false` if the pool
-    /// is full or closed, or creation failed (or ran past `create_timeout`).
-    pub(in crate::object_pool) fn create_idle(&self) -> bool {
+    /// Makes one object in the background and keeps it, unless the pool
+    /// is full or closed.
+    pub(in crate::object_pool) fn create_idle(&self) -> Background {
         if self.gate.closed.load(Ordering::Relaxed) {
-            return false;
+            return Background::NoRoom;
         }
         let Ok(shard) = self.slots.admit_from(self.home()) else {
-            return false;
+            return Background::NoRoom;
         };
         match self.create_in(shard, None) {
             Ok(idle) => {
                 self.keep_made(idle);
-                true
+                Background::Kept
             }
-            Err(_) => false,
+            Err(_) => Background::Failed,
         }
     }
 

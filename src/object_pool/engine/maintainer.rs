@@ -7,10 +7,12 @@
 //! `maintainer_wake.rs`; the backoff after failed refills is `backoff.rs`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 use crate::sync::{spin_lock, Ordering};
 
 use super::super::manager::Manager;
+use super::backoff::{Pause, RefillBackoff};
 use super::hooks::Hooks;
 use super::maintainer_wake::Wake;
 use super::shared::{bump, nanos, PoolShared};
@@ -84,27 +86,91 @@ impl<M: Hooks> PoolShared<M> {
     }
 }
 
-/// The blocking face's maintainer thread, which creates with
-/// [`Manager::create`].
-impl<M: Manager> PoolShared<M> {
-    /// Tops the idle objects up to `min_idle`, stopping at the first failure
-    /// (the next round retries).
-    pub(in crate::object_pool) fn refill(&self) {
-        while self.short_of_min_idle() && self.create_idle() {}
-    }
+/// What a round's refill came to, for [`RefillBackoff`].
+pub(in crate::object_pool) type Refill = Result<(), RefillFailed>;
 
-    /// Replaces, as room allows, the untagged objects that tagged takes
-    /// took, so that untagged takers keep finding one.
-    pub(in crate::object_pool) fn replenish(&self) {
-        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
-        for _ in 0..wanted {
-            if !self.create_idle() {
-                return;
+/// A creation of the refill or replenishment failed, timed out or
+/// panicked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::object_pool) struct RefillFailed;
+
+/// What one background creation came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::object_pool) enum Background {
+    /// An object was made and kept.
+    Kept,
+    /// Nothing was tried: the pool is full or closed.
+    NoRoom,
+    /// `create` failed, panicked, or ran past `create_timeout`.
+    Failed,
+}
+
+impl Background {
+    /// Whether to go on creating; `Err` if this creation failed.
+    pub(in crate::object_pool) fn go_on(self) -> Result<bool, RefillFailed> {
+        match self {
+            Background::Kept => Ok(true),
+            Background::NoRoom => Ok(false),
+            Background::Failed => Err(RefillFailed),
+        }
+    }
+}
+
+/// The round's schedule, whichever face runs it.
+impl<M: Hooks> PoolShared<M> {
+    /// Takes what a round's refill came to into the backoff: a failure is
+    /// counted and holds the next refill back; a success resets it.
+    pub(in crate::object_pool) fn after_refill(&self, backoff: &mut RefillBackoff, refill: Refill) {
+        match refill {
+            Ok(()) => backoff.succeeded(),
+            Err(RefillFailed) => {
+                bump(&self.counters.failed_refills);
+                let interval = self.config.load().maintenance_interval();
+                backoff.failed(Instant::now(), interval);
             }
         }
     }
 
-    /// The maintainer thread's body.
+    /// How the maintenance sleeps after a round.
+    pub(in crate::object_pool) fn pause(&self, backoff: &RefillBackoff) -> Pause {
+        let interval = self.config.load().maintenance_interval();
+        backoff.pause(Instant::now(), interval)
+    }
+
+    /// Tags taken from the untagged stock to replace, with the ones not yet
+    /// replaced put back when a creation fails, for the retry.
+    pub(in crate::object_pool) fn put_back_replenish(&self, left: usize) {
+        if left > 0 {
+            self.counters.replenish.fetch_add(left, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The blocking face's maintainer thread, which creates with
+/// [`Manager::create`].
+impl<M: Manager> PoolShared<M> {
+    /// Tops the idle objects up to `min_idle`, stopping at the first failure
+    /// (retried after the backoff), then replaces, as room allows, the
+    /// untagged objects that tagged takes took, so that untagged takers
+    /// keep finding one.
+    pub(in crate::object_pool) fn refill(&self) -> Refill {
+        while self.short_of_min_idle() && self.create_idle().go_on()? {}
+        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
+        for done in 0..wanted {
+            match self.create_idle().go_on() {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(failed) => {
+                    self.put_back_replenish(wanted - done - 1);
+                    return Err(failed);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The maintainer thread's body: a round (reap, and refill unless held
+    /// back by a failure), then sleep until nudged or the next round is due.
     pub(in crate::object_pool) fn maintain(
         &self,
         init_size: usize,
@@ -112,14 +178,15 @@ impl<M: Manager> PoolShared<M> {
     ) {
         self.create_initial(init_size);
         drop(started);
+        let mut backoff = RefillBackoff::default();
         loop {
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                self.reap();
-                self.refill();
-                self.replenish();
-            }));
-            let interval = self.config.load().maintenance_interval();
-            if self.maintenance.wait(interval) == Wake::Stop {
+            let _ = catch_unwind(AssertUnwindSafe(|| self.reap()));
+            if backoff.due(Instant::now()) {
+                let refill = catch_unwind(AssertUnwindSafe(|| self.refill()))
+                    .unwrap_or(Err(RefillFailed));
+                self.after_refill(&mut backoff, refill);
+            }
+            if self.maintenance.wait(self.pause(&backoff)) == Wake::Stop {
                 return;
             }
         }

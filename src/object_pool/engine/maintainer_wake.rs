@@ -16,11 +16,13 @@
 use std::task::Waker;
 #[cfg(feature = "tokio")]
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
+
+use super::backoff::Pause;
 
 /// Wakes the maintainer.
 #[derive(Debug)]
@@ -124,11 +126,27 @@ impl Maintenance {
         Poll::Pending
     }
 
-    /// Waits until nudged, stopped, or `interval` passes.
-    pub(in crate::object_pool) fn wait(&self, interval: Duration) -> Wake {
+    /// Waits as `pause` says: until nudged, stopped, or its interval
+    /// passes; or, while a refill is held back, for its whole length
+    /// unless stopped (a nudge then stays pending for the next round).
+    pub(in crate::object_pool) fn wait(&self, pause: Pause) -> Wake {
         let mut state = lock(&self.state);
-        if !state.woken && !state.stop {
-            state = wait_timeout(&self.wake, state, interval);
+        match pause {
+            Pause::UntilNudged(interval) => {
+                if !state.woken && !state.stop {
+                    state = wait_timeout(&self.wake, state, interval);
+                }
+            }
+            Pause::Fixed(length) => {
+                let deadline = Instant::now() + length;
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if state.stop || left.is_zero() {
+                        break;
+                    }
+                    state = wait_timeout(&self.wake, state, left);
+                }
+            }
         }
         if state.stop {
             return Wake::Stop;
@@ -137,5 +155,18 @@ impl Maintenance {
         drop(state);
         self.wanted.store(false, Ordering::Relaxed);
         Wake::Round
+    }
+
+    #[cfg(feature = "tokio")]
+    /// Ready once the maintenance is stopped; a nudge only wakes the task,
+    /// which polls again (the async face's [`Pause::Fixed`]). Stores the
+    /// task's waker on every poll.
+    pub(in crate::object_pool) fn poll_stop(&self, cx: &mut Context<'_>) -> Poll<Wake> {
+        let mut state = lock(&self.state);
+        if state.stop {
+            return Poll::Ready(Wake::Stop);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 }

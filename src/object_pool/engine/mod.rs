@@ -22,6 +22,7 @@
 //! face (`ObjectPool`, its builder, guards, groups and lifecycle),
 //! `async_pool/` and `tags/` (tagged takes) drive it.
 
+mod backoff;
 mod clock;
 mod create;
 mod destroy;
@@ -44,6 +45,8 @@ mod waiters;
 
 pub(super) use held::Held;
 pub(super) use hooks::{Hooks, TagHooks};
+pub(super) use backoff::{Pause, RefillBackoff};
+pub(super) use maintainer::{Background, Refill, RefillFailed};
 pub(super) use maintainer_wake::Wake;
 pub(super) use member::MemberBox;
 pub(super) use shared::{bump, PoolShared};

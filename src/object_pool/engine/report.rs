@@ -72,6 +72,7 @@ impl<M: Hooks> PoolShared<M> {
             rejected: read(&counters.rejected),
             creates: read(&counters.creates),
             create_failures: read(&counters.create_failures),
+            failed_refills: read(&counters.failed_refills),
             destroyed: read(&counters.destroyed),
             reaped: read(&counters.reaped),
             expired: read(&counters.expired),

@@ -84,6 +84,8 @@ pub(in crate::object_pool) struct Counters {
     pub(in crate::object_pool) rejected: AtomicU64,
     pub(in crate::object_pool) creates: AtomicU64,
     pub(in crate::object_pool) create_failures: AtomicU64,
+    /// Refill and replenishment rounds that a failed creation ended.
+    pub(in crate::object_pool) failed_refills: AtomicU64,
     pub(in crate::object_pool) destroyed: AtomicU64,
     pub(in crate::object_pool) reaped: AtomicU64,
     pub(in crate::object_pool) expired: AtomicU64,
