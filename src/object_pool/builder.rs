@@ -119,6 +119,14 @@ impl<M> ObjectPoolBuilder<M> {
     /// maintainer thread makes more, while the pool is below `max_size`.
     /// Default 0 (no background creation); at most `max_size`.
     ///
+    /// A failed background creation (the backend is down) holds the next
+    /// refill back: 10 ms after the first failure, doubling with jitter up
+    /// to the maintenance interval (at least 1 s), reset by the first
+    /// success. A backend that is down thus sees a few attempts a second
+    /// from the pool, never a loop; takes still call `create` themselves.
+    /// [`ObjectPoolStats::failed_refills`](crate::ObjectPoolStats::failed_refills)
+    /// counts the failures.
+    ///
     /// # Examples
     ///
     /// ```

@@ -134,7 +134,8 @@ impl PoolConfig {
 
     /// How often the maintainer looks at the idle objects: often enough to
     /// reap within a quarter of the shortest timer, and at least once a
-    /// second (to retry failed refills).
+    /// second. A failed refill is retried after its own backoff (see
+    /// `engine/backoff.rs`), not at every round.
     pub(crate) fn maintenance_interval(&self) -> Duration {
         let shortest = [self.idle_timeout, self.max_lifetime]
             .into_iter()

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod async_objects;
+pub mod backend;
 pub mod block_on;
 pub mod examples;
 pub mod homes;

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use crate::sync::Ordering;
 
-use super::super::engine::{Background, MemberBox};
 use super::super::engine::{bump, PoolShared};
+use super::super::engine::{Background, MemberBox};
 use super::super::error::TakeError;
 use super::manager::{AsyncManaged, AsyncManager};
 

@@ -71,7 +71,9 @@ impl RefillBackoff {
         let longest = interval.max(LONGEST_DELAY);
         let base = self.next.min(longest);
         self.failures = self.failures.wrapping_add(1);
-        let half = u64::try_from(base.as_nanos() / 2).unwrap_or(u64::MAX).max(1);
+        let half = u64::try_from(base.as_nanos() / 2)
+            .unwrap_or(u64::MAX)
+            .max(1);
         let jitter = Duration::from_nanos(self.hasher.hash_one(self.failures) % half);
         let delay = (base + jitter).min(longest);
         self.retry_at = Some(now + delay);
@@ -116,7 +118,10 @@ mod tests {
         for _ in 0..12 {
             backoff.failed(start, interval);
             let waited = backoff.retry_at.unwrap() - start;
-            assert!(waited >= expected.min(LONGEST_DELAY), "{waited:?} < {expected:?}");
+            assert!(
+                waited >= expected.min(LONGEST_DELAY),
+                "{waited:?} < {expected:?}"
+            );
             assert!(waited <= (expected + expected / 2).min(LONGEST_DELAY));
             assert!(!backoff.due(start));
             assert!(backoff.due(start + waited));

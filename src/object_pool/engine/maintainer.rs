@@ -182,8 +182,8 @@ impl<M: Manager> PoolShared<M> {
         loop {
             let _ = catch_unwind(AssertUnwindSafe(|| self.reap()));
             if backoff.due(Instant::now()) {
-                let refill = catch_unwind(AssertUnwindSafe(|| self.refill()))
-                    .unwrap_or(Err(RefillFailed));
+                let refill =
+                    catch_unwind(AssertUnwindSafe(|| self.refill())).unwrap_or(Err(RefillFailed));
                 self.after_refill(&mut backoff, refill);
             }
             if self.maintenance.wait(self.pause(&backoff)) == Wake::Stop {

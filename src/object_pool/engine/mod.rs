@@ -43,9 +43,9 @@ mod take;
 mod wait_queue;
 mod waiters;
 
+pub(super) use backoff::{Pause, RefillBackoff};
 pub(super) use held::Held;
 pub(super) use hooks::{Hooks, TagHooks};
-pub(super) use backoff::{Pause, RefillBackoff};
 pub(super) use maintainer::{Background, Refill, RefillFailed};
 pub(super) use maintainer_wake::Wake;
 pub(super) use member::MemberBox;
