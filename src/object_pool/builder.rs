@@ -328,6 +328,16 @@ impl<M> ObjectPoolBuilder<M> {
     /// (checked on return), are not checked again. Default: off (a `check`
     /// per take is the price). See [`PoolConfig::check_on_take`].
     ///
+    /// A take with a deadline ([`take`](crate::ObjectPool::take)) returns
+    /// by it even when `check` hangs: the check then runs on a helper
+    /// thread (a thread start per checked take, some microseconds), and
+    /// one that has not answered by the deadline ends the take with
+    /// [`TakeError::Timeout`](crate::TakeError::Timeout); its object is
+    /// destroyed once the check returns, never handed out (its slot stays
+    /// counted until then: the object still exists). `try_take` checks on
+    /// the caller's thread. The async pool drops a late check's future and
+    /// destroys the object at once.
+    ///
     /// # Examples
     ///
     /// ```

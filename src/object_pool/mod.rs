@@ -264,8 +264,11 @@ impl<M: Manager> ObjectPool<M> {
     pub fn take(&self, timeout: Duration) -> Result<Pooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
         let home = shared.home();
-        if let Some(member) = shared.pop_idle(home) {
-            return Ok(Pooled::new(shared, member, home));
+        // With `check_on_take`, the check runs by the deadline: the cold path.
+        if !shared.gate.check_on_take.load(Ordering::Relaxed) {
+            if let Some(member) = shared.pop_idle(home) {
+                return Ok(Pooled::new(shared, member, home));
+            }
         }
         // The deadline is read only on a miss: the fast path reads no clock,
         // and a pop takes nanoseconds.

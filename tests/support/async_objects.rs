@@ -33,6 +33,8 @@ pub struct Gauge {
     pub create_hangs: AtomicBool,
     /// Creations fail while set.
     pub create_fails: AtomicBool,
+    /// Checks never answer while set.
+    pub check_hangs: AtomicBool,
     /// Ids of the objects checked and found broken.
     pub broken_found: Mutex<Vec<usize>>,
 }
@@ -155,6 +157,9 @@ impl sidejob::AsyncManager for Gauged {
             gauge.checks.fetch_add(1, Ordering::SeqCst);
             for _ in 0..gauge.check_polls.load(Ordering::SeqCst) {
                 yield_once().await;
+            }
+            if gauge.check_hangs.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
             }
             if broken {
                 gauge.broken_found.lock().unwrap().push(id);

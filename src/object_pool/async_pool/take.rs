@@ -217,21 +217,43 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     }
 
     /// With `check_on_take`, awaits [`AsyncManager::check`] on an object
-    /// found idle: `None` if it failed, and was destroyed (its slot freed,
-    /// to a waiter first).
-    async fn checked(&self, mut found: FoundIdle<'_, M>) -> Option<MemberBox<M::Object>> {
+    /// found idle, until `deadline` (the take's own, if any): `Ok(None)` if
+    /// it failed, and was destroyed (its slot freed, to a waiter first);
+    /// [`TakeError::Timeout`] if the check had not answered by the
+    /// deadline: its future is dropped and the object, whose state is
+    /// unknown, destroyed, never handed out.
+    async fn checked(
+        &self,
+        mut found: FoundIdle<'_, M>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         if !self.gate.check_on_take.load(Ordering::Relaxed) {
-            return Some(found.held.take_member());
+            return Ok(Some(found.held.take_member()));
         }
-        let works = self.manager.0.check(found.held.object_mut()).await;
+        let works = {
+            let check = self.manager.0.check(found.held.object_mut());
+            match deadline {
+                None => Some(check.await),
+                Some(deadline) => tokio::time::timeout_at(deadline.into(), check).await.ok(),
+            }
+        };
         let member = found.held.take_member();
-        if works {
-            return Some(member);
+        match works {
+            Some(true) => Ok(Some(member)),
+            Some(false) => {
+                bump(&self.counters.discarded_pops);
+                bump(&self.counters.failed_take_checks);
+                self.destroy_or_resume(member);
+                Ok(None)
+            }
+            None => {
+                bump(&self.counters.discarded_pops);
+                bump(&self.counters.failed_take_checks);
+                bump(&self.counters.timeouts);
+                self.destroy_or_resume(member);
+                Err(TakeError::Timeout)
+            }
         }
-        bump(&self.counters.discarded_pops);
-        bump(&self.counters.failed_take_checks);
-        self.destroy_or_resume(member);
-        None
     }
 
     /// What a taker does with what it found or was handed: an object found
@@ -245,7 +267,7 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         match self.served(handoff)? {
             Served::Object(member) if found_idle => {
-                Ok(self.checked(FoundIdle::new(self, member)).await)
+                self.checked(FoundIdle::new(self, member), deadline).await
             }
             Served::Object(member) => Ok(Some(member)),
             Served::Slot(shard) => self.create_for_async_taker(shard, deadline).await.map(Some),
@@ -262,7 +284,7 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         if let Some(found) = popped {
-            if let Some(member) = self.checked(found).await {
+            if let Some(member) = self.checked(found, deadline).await? {
                 return Ok(member);
             }
         }

@@ -6,7 +6,8 @@
 //!   and the cell a guard holds it in;
 //! * `idle_stacks.rs`, `tag_shelf.rs`: where idle objects wait, untagged
 //!   and tagged;
-//! * `take.rs` (the fast pop, stealing, the cold take), `give_back.rs`
+//! * `take.rs` (the fast pop, stealing, the cold take), `bounded_check.rs`
+//!   (a take's check on a helper thread, by its deadline), `give_back.rs`
 //!   (returns), `waiters.rs` and `wait_queue.rs` (waiting and the slot
 //!   hand-off), `create.rs` and `pending_create.rs` (creations, bounded on
 //!   helper threads), `destroy.rs`, `sweep.rs` (close, retire, shrink),
@@ -23,6 +24,7 @@
 //! `async_pool/` and `tags/` (tagged takes) drive it.
 
 mod backoff;
+mod bounded_check;
 mod clock;
 mod create;
 mod destroy;

@@ -103,6 +103,17 @@ impl<M: Hooks> PoolShared<M> {
     ) -> Option<MemberBox<M::Object>> {
         let object = &mut member.object;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.check_now(object)));
+        self.judge_check(member, outcome)
+    }
+
+    /// What a check on take answered, or its panic, for `member`: the
+    /// object if it works; else it is destroyed and counted (`None`), and a
+    /// panic goes on once it is.
+    pub(in crate::object_pool) fn judge_check(
+        &self,
+        member: MemberBox<M::Object>,
+        outcome: std::thread::Result<bool>,
+    ) -> Option<MemberBox<M::Object>> {
         if let Ok(true) = outcome {
             return Some(member);
         }
@@ -255,11 +266,15 @@ impl<M: Manager> PoolShared<M> {
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         // No `closed` check here: `close` empties the stacks and nothing is
-        // pushed after, so a closed pool always takes the cold path.
-        match self.pop_idle(home) {
-            Some(idle) => Ok(idle),
-            None => self.take_cold(deadline),
+        // pushed after, so a closed pool always takes the cold path. A
+        // check on take by a deadline runs on the cold path too.
+        let bounded_check = deadline.is_some() && self.gate.check_on_take.load(Ordering::Relaxed);
+        if !bounded_check {
+            if let Some(idle) = self.pop_idle(home) {
+                return Ok(idle);
+            }
         }
+        self.take_cold(deadline)
     }
 
     /// Nothing idle at home: what [`look`](Self::look) finds, accepted (a

@@ -220,7 +220,7 @@ impl<M: Manager> PoolShared<M> {
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         match found {
             Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
-                Ok(self.check_taken(member))
+                self.check_taken_by(member, deadline)
             }
             found => self.accept(found, deadline).map(Some),
         }

@@ -1,0 +1,109 @@
+//! The check on take of a take with a deadline: [`Manager::check`] run on a
+//! helper thread, so that the take returns by its deadline however long the
+//! check takes.
+//!
+//! The object goes to the helper with the pool's core, through a
+//! [`PendingCreate`] cell (the same one-way hand-off as a bounded creation):
+//! if the check answers by the deadline, the helper hands both back and the
+//! take goes on as with an inline check; if not, the take answers
+//! [`TakeError::Timeout`] and the helper, once the check returns, destroys
+//! the object (its state is unknown), which frees its slot. The slot stays
+//! counted until then: the object still exists, held by a call that has not
+//! returned, so the pool's size never exceeds `max_size`.
+//!
+//! A take without a deadline (`try_take`) checks on its own thread.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::sync::spawn_named;
+
+use super::super::error::TakeError;
+use super::super::manager::Manager;
+use super::hooks::Hooks;
+use super::member::MemberBox;
+use super::pending_create::PendingCreate;
+use super::shared::{bump, PoolShared};
+
+/// What a check on a helper thread answers: the object, whether it works
+/// (or the check's panic), and the core, handed back with them (see
+/// `create.rs`'s `Pending`).
+type Checked<M> = (
+    MemberBox<<M as Hooks>::Object>,
+    std::thread::Result<bool>,
+    Arc<PoolShared<M>>,
+);
+
+/// The object and the core, owned by the helper's closure: if the thread
+/// never starts, dropping the closure destroys the object (freeing its
+/// slot) rather than losing it.
+struct CheckJob<M: Manager> {
+    member: Option<MemberBox<M::Object>>,
+    shared: Arc<PoolShared<M>>,
+}
+
+impl<M: Manager> Drop for CheckJob<M> {
+    fn drop(&mut self) {
+        if let Some(member) = self.member.take() {
+            bump(&self.shared.counters.discarded_pops);
+            let _ = self.shared.destroy(member);
+        }
+    }
+}
+
+impl<M: Manager> PoolShared<M> {
+    /// `check_on_take` for a take with `deadline` (`None`: on this thread,
+    /// unbounded): the object if it works; `Ok(None)` if it failed, and was
+    /// destroyed, so the take looks again; [`TakeError::Timeout`] if the
+    /// check had not answered by the deadline. A panicking check destroys
+    /// the object and the panic goes on to the taker.
+    pub(in crate::object_pool) fn check_taken_by(
+        &self,
+        member: MemberBox<M::Object>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
+        let Some(deadline) = deadline else {
+            return Ok(self.check_taken(member));
+        };
+        let Some(shared) = self.this.upgrade() else {
+            return Ok(self.check_taken(member));
+        };
+        let pending: Arc<PendingCreate<Checked<M>>> = Arc::new(PendingCreate::new());
+        let mut job = CheckJob {
+            member: Some(member),
+            shared,
+        };
+        let body = {
+            let pending = Arc::clone(&pending);
+            move || {
+                let Some(mut member) = job.member.take() else {
+                    return;
+                };
+                let outcome = catch_unwind(AssertUnwindSafe(|| {
+                    job.shared.manager.check_now(&mut member.object)
+                }));
+                let shared = Arc::clone(&job.shared);
+                drop(job);
+                // Too late: the taker gave up, and the object's state is
+                // unknown.
+                if let Err((member, _, shared)) = pending.finish((member, outcome, shared)) {
+                    let _ = shared.destroy(member);
+                }
+            }
+        };
+        if spawn_named("sidejob-check".to_owned(), None, body).is_err() {
+            // The closure, and with it the object, was dropped: destroyed.
+            return Ok(None);
+        }
+        let late = || {
+            bump(&self.counters.discarded_pops);
+            bump(&self.counters.failed_take_checks);
+            bump(&self.counters.timeouts);
+        };
+        let Some((member, outcome, _core)) = pending.wait_until(deadline, late) else {
+            return Err(TakeError::Timeout);
+        };
+        Ok(self.judge_check(member, outcome))
+    }
+}
