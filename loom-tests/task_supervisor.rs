@@ -171,3 +171,40 @@ fn an_abort_racing_a_childs_first_wait_reaches_it() {
         assert_eq!(supervisor.count(), 0);
     });
 }
+
+/// (#27) Two children end at once on a closed supervisor while `wait` is
+/// polled: whenever `wait` resolves, both slots are already free, so
+/// `count()` is 0 (a child used to leave its live set, then free its slot
+/// outside the lock, so the other child could find every set empty and
+/// wake `wait` in between).
+#[test]
+fn two_children_ending_at_once_free_their_slots_before_wait_resolves() {
+    loom::model(|| {
+        let supervisor = TaskSupervisor::builder()
+            .capacity(2)
+            .shards(1)
+            .build()
+            .unwrap();
+        let children: Vec<_> = (0..2)
+            .map(|_| {
+                supervisor
+                    .try_track(|_| std::future::pending::<()>())
+                    .unwrap()
+            })
+            .collect();
+        supervisor.close();
+        let droppers: Vec<_> = children
+            .into_iter()
+            .map(|child| thread::spawn(move || drop(child)))
+            .collect();
+        if poll_once(supervisor.wait()).is_ready() {
+            assert_eq!(supervisor.count(), 0, "wait resolved with a slot held");
+        }
+        for dropper in droppers {
+            dropper.join().unwrap();
+        }
+        assert!(poll_once(supervisor.wait()).is_ready(), "wait never ends");
+        assert_eq!(supervisor.count(), 0);
+        assert!(supervisor.which_children().is_empty());
+    });
+}

@@ -17,6 +17,11 @@
 //!   a context never holds a number ahead of the generation it finds.
 //! - The counters are figures (`Relaxed`); those written under a live
 //!   set's lock are written with a load and a store.
+//! - A child's slot is freed (the shard's usage, `Release`) before its live
+//!   set is unlocked: `signal_if_idle` reads every set under its lock, so
+//!   when it finds them all empty, each removal's slot release happened
+//!   before, and `wait`, woken through the cancellation token (which
+//!   synchronises), reads a usage of 0.
 
 use std::sync::Arc;
 #[cfg(feature = "tokio")]
@@ -197,8 +202,10 @@ impl TaskShared {
         let count = self.shards.len() as u64;
         let mut live = spin_lock(&self.shards[shard].live);
         if self.closed.load(Ordering::Acquire) {
-            drop(live);
+            // Freed under the lock, as an ending child's is (see
+            // `child_ended`).
             self.slots.release(shard);
+            drop(live);
             bump(&self.shards[shard].closed);
             return None;
         }
@@ -217,6 +224,13 @@ impl TaskShared {
 
     /// A child ended: it leaves the live set and frees its slot, once, and
     /// is counted; if it was the last of a closed supervisor, `wait` ends.
+    ///
+    /// The slot is freed under the live set's lock, so leaving the set and
+    /// freeing the slot are one step to whoever reads the sets under their
+    /// locks: a `wait` woken because every set was empty finds every slot
+    /// of those children free too (`count()` is 0). Freed after the lock,
+    /// another child ending at that moment could find the sets empty and
+    /// wake `wait` while this one's slot was still held.
     pub(super) fn child_ended(&self, place: Place, how: Ended) {
         let shard = place.shard();
         let counters = &self.shards[shard];
@@ -231,11 +245,11 @@ impl TaskShared {
             Ended::Panicked => bump_locked(&counters.panicked, &live),
             Ended::Dropped => bump_locked(&counters.cancelled, &live),
         }
+        self.slots.release(shard);
         drop(live);
         // Its waker, if it left one, is dropped outside the lock.
         #[cfg(feature = "tokio")]
         drop(waker);
-        self.slots.release(shard);
         // The removal's lock ordered this after a `close` that counted the
         // shard without this child, or before one that will count it gone.
         if self.closed.load(Ordering::Acquire) {
