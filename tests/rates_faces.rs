@@ -44,7 +44,6 @@ fn a_resource_reports_exact_totals_and_the_sampled_window() {
     assert!(total.peak_usage <= 3);
 
     // Two permits held across ticks: a whole second ends with usage 2.
-    // (The sampler's first tick for a face is only its baseline.)
     let held: Vec<_> = (0..2).map(|_| resource.try_acquire().unwrap()).collect();
     eventually("usage 2 sampled in the window", || {
         resource.rates().last_60s.peak_usage == 2

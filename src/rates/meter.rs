@@ -22,12 +22,15 @@ struct Second {
 /// One face's per-second history.
 #[derive(Debug)]
 pub(super) struct RateMeter {
-    /// The counts at the last tick; `None` before the first, which only
-    /// sets this baseline (the face was made part way into a second).
-    last: Option<Sample>,
+    /// The counts at the last tick; at first, the counts the face was
+    /// built with (all zero), so the first tick's second, which began part
+    /// way in at the face's birth, counts everything the face did before
+    /// it, like any other second.
+    last: Sample,
     /// The last `WINDOW_SECONDS` seconds, oldest first.
     window: VecDeque<Second>,
-    /// Since the baseline: whole seconds, and what they held.
+    /// Since the face's birth: the seconds ticked (the first one partial),
+    /// and what they held.
     seconds: u64,
     whole: Second,
     max_in: u64,
@@ -38,7 +41,7 @@ pub(super) struct RateMeter {
 impl RateMeter {
     pub(super) fn new() -> Self {
         RateMeter {
-            last: None,
+            last: Sample::default(),
             window: VecDeque::new(),
             seconds: 0,
             whole: Second::default(),
@@ -52,9 +55,7 @@ impl RateMeter {
     /// `now`, from which the second's deltas follow.
     pub(super) fn tick(&mut self, now: Sample) {
         self.peak_usage = self.peak_usage.max(now.usage);
-        let Some(last) = self.last.replace(now) else {
-            return;
-        };
+        let last = std::mem::replace(&mut self.last, now);
         let second = Second {
             accepted: now.accepted.saturating_sub(last.accepted),
             rejected: now.rejected.saturating_sub(last.rejected),
@@ -127,15 +128,21 @@ mod tests {
     }
 
     #[test]
-    fn the_first_tick_is_a_baseline_and_each_next_one_a_whole_second() {
+    fn the_first_tick_counts_the_partial_second_since_birth_and_each_next_one_a_second() {
         let mut meter = RateMeter::new();
-        meter.tick(sample(5, 1, 4, 1)); // part of a second: baseline only
+        // Before any tick: totals exact, nothing in the window yet.
         let rates = meter.stats(sample(5, 1, 4, 1));
         assert_eq!((rates.in_rate, rates.last_60s.accepted), (0.0, 0));
         assert_eq!((rates.total.accepted, rates.total.avg_in_rate), (5, 0.0));
 
-        meter.tick(sample(15, 3, 12, 3)); // second 1: +10 in, +2 rejected, +8 out
-        meter.tick(sample(45, 3, 40, 5)); // second 2: +30 in, +0 rejected, +28 out
+        meter.tick(sample(5, 1, 4, 1)); // the partial first second, from zero
+        let rates = meter.stats(sample(5, 1, 4, 1));
+        assert_eq!((rates.in_rate, rates.last_60s.accepted), (5.0, 5));
+        assert_eq!((rates.last_60s.rejected, rates.last_60s.completed), (1, 4));
+        assert_eq!(rates.total.avg_in_rate, 5.0);
+
+        meter.tick(sample(15, 3, 12, 3)); // second 2: +10 in, +2 rejected, +8 out
+        meter.tick(sample(45, 3, 40, 5)); // second 3: +30 in, +0 rejected, +28 out
         let rates = meter.stats(sample(46, 4, 40, 6));
         assert_eq!(
             (rates.in_rate, rates.out_rate, rates.rejected_rate),
@@ -144,12 +151,15 @@ mod tests {
         let window = &rates.last_60s;
         assert_eq!(
             (window.accepted, window.rejected, window.completed),
-            (40, 2, 36)
+            (45, 3, 40)
         );
-        assert_eq!((window.avg_in_rate, window.max_in_rate), (20.0, 30.0));
-        assert_eq!((window.avg_out_rate, window.max_out_rate), (18.0, 28.0));
+        assert_eq!((window.avg_in_rate, window.max_in_rate), (15.0, 30.0));
+        assert_eq!(
+            (window.avg_out_rate, window.max_out_rate),
+            (40.0 / 3.0, 28.0)
+        );
         assert_eq!(window.peak_usage, 5);
-        // Totals: exact at the call; averages over the whole seconds.
+        // Totals: exact at the call; averages over the seconds ticked.
         let total = &rates.total;
         assert_eq!(
             (total.accepted, total.rejected, total.completed),
@@ -157,15 +167,30 @@ mod tests {
         );
         assert_eq!(
             (total.avg_in_rate, total.max_in_rate, total.peak_usage),
-            (20.0, 30.0, 6)
+            (15.0, 30.0, 6)
         );
+    }
+
+    #[test]
+    fn a_burst_before_the_first_tick_averages_over_the_seconds_covered() {
+        // 3000 in the first (partial) second, then two quiet ones: a face
+        // 3.2 s old averages 1000/s, not 3000/60.
+        let mut meter = RateMeter::new();
+        for _ in 0..3 {
+            meter.tick(sample(3000, 0, 3000, 0));
+        }
+        let rates = meter.stats(sample(3000, 0, 3000, 0));
+        assert_eq!(rates.last_60s.accepted, 3000);
+        assert_eq!(rates.last_60s.avg_in_rate, 1000.0);
+        assert_eq!(rates.last_60s.max_in_rate, 3000.0);
+        assert_eq!(rates.total.avg_in_rate, 1000.0);
     }
 
     #[test]
     fn the_window_slides_past_old_seconds_while_the_total_keeps_them() {
         let mut meter = RateMeter::new();
-        meter.tick(sample(0, 0, 0, 0));
-        // One busy second (100 in, usage 9), then 60 quiet ones of 1 in.
+        meter.tick(sample(0, 0, 0, 0)); // a quiet first second
+                                        // One busy second (100 in, usage 9), then 60 quiet ones of 1 in.
         meter.tick(sample(100, 7, 100, 9));
         let mut accepted = 100;
         for _ in 0..59 {
@@ -193,6 +218,6 @@ mod tests {
             (160, 7, 100.0)
         );
         assert_eq!(total.peak_usage, 9);
-        assert!((total.avg_in_rate - 160.0 / 61.0).abs() < 1e-9);
+        assert!((total.avg_in_rate - 160.0 / 62.0).abs() < 1e-9);
     }
 }
