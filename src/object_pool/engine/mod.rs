@@ -45,13 +45,18 @@ mod take;
 mod wait_queue;
 mod waiters;
 
+// What only the async face (feature `tokio`) drives the engine with.
+#[cfg(feature = "tokio")]
 pub(super) use backoff::{Pause, RefillBackoff};
 pub(super) use held::Held;
 pub(super) use hooks::{Hooks, TagHooks};
+#[cfg(feature = "tokio")]
 pub(super) use maintainer::{Background, Refill, RefillFailed};
+#[cfg(feature = "tokio")]
 pub(super) use maintainer_wake::Wake;
 pub(super) use member::MemberBox;
 pub(super) use shared::{bump, PoolShared};
 pub(super) use tag_shelf::{tag_of, TagShelf};
 pub(super) use wait_queue::{Handoff, WaitCell};
+#[cfg(feature = "tokio")]
 pub(super) use waiters::{Joined, Served};
