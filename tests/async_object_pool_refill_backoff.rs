@@ -8,10 +8,12 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sidejob::AsyncObjectPool;
 use support::backend::{cpu_seconds, AsyncConnect, Backend, MOST_ATTEMPTS_IN_2S, MOST_CPU_IN_2S};
+use support::panics::quiet_deliberate_panics;
 use support::serial::serial;
 
 fn multi_thread() -> tokio::runtime::Runtime {
@@ -32,10 +34,9 @@ fn current_thread() -> tokio::runtime::Runtime {
 /// Builds a pool over a backend that is down on `runtime`, runs another
 /// task's 1 ms ticks for 2 s, and checks the attempts, the CPU time and
 /// the ticks.
-fn two_seconds_down(runtime: tokio::runtime::Runtime, delay: Duration) {
+fn two_seconds_down(runtime: tokio::runtime::Runtime, backend: Arc<Backend>, delay: Duration) {
     let _machine = serial();
     runtime.block_on(async {
-        let backend = Backend::down();
         let cpu_before = cpu_seconds();
         let pool = AsyncObjectPool::builder(AsyncConnect {
             backend: backend.clone(),
@@ -75,22 +76,22 @@ fn two_seconds_down(runtime: tokio::runtime::Runtime, delay: Duration) {
 
 #[test]
 fn a_create_that_fails_at_once_is_retried_a_few_dozen_times_in_two_seconds() {
-    two_seconds_down(multi_thread(), Duration::ZERO);
+    two_seconds_down(multi_thread(), Backend::down(), Duration::ZERO);
 }
 
 #[test]
 fn a_create_that_fails_after_a_millisecond_is_retried_a_few_dozen_times_in_two_seconds() {
-    two_seconds_down(multi_thread(), Duration::from_millis(1));
+    two_seconds_down(multi_thread(), Backend::down(), Duration::from_millis(1));
 }
 
 #[test]
 fn a_current_thread_runtime_keeps_running_other_tasks_while_create_fails_at_once() {
-    two_seconds_down(current_thread(), Duration::ZERO);
+    two_seconds_down(current_thread(), Backend::down(), Duration::ZERO);
 }
 
 #[test]
 fn a_current_thread_runtime_keeps_running_other_tasks_while_create_fails_slowly() {
-    two_seconds_down(current_thread(), Duration::from_millis(1));
+    two_seconds_down(current_thread(), Backend::down(), Duration::from_millis(1));
 }
 
 #[test]
@@ -120,4 +121,10 @@ fn once_the_backend_recovers_the_pool_refills_to_min_idle_within_about_an_interv
         }
         assert!(pool.stats().failed_refills >= 1);
     });
+}
+
+#[test]
+fn a_create_that_panics_is_retried_a_few_dozen_times_in_two_seconds() {
+    quiet_deliberate_panics();
+    two_seconds_down(current_thread(), Backend::exploding(), Duration::ZERO);
 }

@@ -7,17 +7,18 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sidejob::{ObjectPool, TakeError};
 use support::backend::{cpu_seconds, Backend, Connect, MOST_ATTEMPTS_IN_2S, MOST_CPU_IN_2S};
+use support::panics::quiet_deliberate_panics;
 use support::serial::serial;
 
 /// Builds a pool over a backend that is down, waits 2 s, and checks the
 /// attempts and the CPU time they cost.
-fn two_seconds_down(delay: Duration) {
+fn two_seconds_down(backend: Arc<Backend>, delay: Duration) {
     let _machine = serial();
-    let backend = Backend::down();
     let cpu_before = cpu_seconds();
     let pool = ObjectPool::builder(Connect {
         backend: backend.clone(),
@@ -44,12 +45,12 @@ fn two_seconds_down(delay: Duration) {
 
 #[test]
 fn a_create_that_fails_at_once_is_retried_a_few_dozen_times_in_two_seconds() {
-    two_seconds_down(Duration::ZERO);
+    two_seconds_down(Backend::down(), Duration::ZERO);
 }
 
 #[test]
 fn a_create_that_fails_after_a_millisecond_is_retried_a_few_dozen_times_in_two_seconds() {
-    two_seconds_down(Duration::from_millis(1));
+    two_seconds_down(Backend::down(), Duration::from_millis(1));
 }
 
 #[test]
@@ -101,4 +102,10 @@ fn once_the_backend_recovers_the_pool_refills_to_min_idle_within_about_an_interv
     let stats = pool.stats();
     assert!(stats.failed_refills >= 1, "{stats:?}");
     assert_eq!(stats.creates, 2);
+}
+
+#[test]
+fn a_create_that_panics_is_retried_a_few_dozen_times_in_two_seconds() {
+    quiet_deliberate_panics();
+    two_seconds_down(Backend::exploding(), Duration::ZERO);
 }

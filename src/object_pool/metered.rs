@@ -32,6 +32,11 @@ pub(super) fn pool_snapshot(
             stats.create_failures,
         )
         .counter(
+            "failed_refills",
+            "background creations for min_idle that failed, each backing off",
+            stats.failed_refills,
+        )
+        .counter(
             "create_timeouts",
             "creations given up at a deadline",
             stats.create_timeouts,

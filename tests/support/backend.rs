@@ -14,6 +14,9 @@ pub struct Backend {
     pub up: AtomicBool,
     /// Calls to `create`, whatever they came to.
     pub attempts: AtomicU64,
+    /// Whether `create` panics (deliberately) while the backend is down,
+    /// rather than returning an error.
+    pub panics: AtomicBool,
 }
 
 impl Backend {
@@ -24,6 +27,21 @@ impl Backend {
 
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::SeqCst)
+    }
+
+    /// A backend whose `create` panics while it is down.
+    pub fn exploding() -> Arc<Backend> {
+        let backend = Backend::default();
+        backend.panics.store(true, Ordering::SeqCst);
+        Arc::new(backend)
+    }
+
+    /// What `create` does while the backend is down, after its delay.
+    fn refuse(&self) -> Refused {
+        if self.panics.load(Ordering::SeqCst) {
+            panic!("deliberate: the backend's driver panics");
+        }
+        Refused
     }
 
     pub fn recover(&self) {
@@ -63,7 +81,7 @@ impl sidejob::Manager for Connect {
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
-        Err(Refused)
+        Err(self.backend.refuse())
     }
 }
 
@@ -89,7 +107,7 @@ impl sidejob::AsyncManager for AsyncConnect {
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
-        Err(Refused)
+        Err(self.backend.refuse())
     }
 }
 
