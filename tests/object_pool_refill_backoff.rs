@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sidejob::{ObjectPool, TakeError};
-use support::backend::{cpu_seconds, Backend, Connect, MOST_ATTEMPTS_IN_2S, MOST_CPU_IN_2S};
+use support::backend::{assert_backed_off, cpu_seconds, Backend, Connect};
 use support::panics::quiet_deliberate_panics;
 use support::serial::serial;
 
@@ -29,18 +29,7 @@ fn two_seconds_down(backend: Arc<Backend>, delay: Duration) {
     .build()
     .unwrap();
     std::thread::sleep(Duration::from_secs(2));
-    let attempts = backend.attempts();
-    let cpu = cpu_seconds() - cpu_before;
-    assert!(attempts >= 3, "the maintainer retried: {attempts} attempts");
-    assert!(
-        attempts <= MOST_ATTEMPTS_IN_2S,
-        "{attempts} create attempts in 2 s"
-    );
-    assert!(cpu < MOST_CPU_IN_2S, "{cpu} s of CPU in 2 s");
-    let stats = pool.stats();
-    assert!(stats.failed_refills >= 2, "{stats:?}");
-    assert!(stats.failed_refills <= attempts, "{stats:?}");
-    assert_eq!(pool.status().size, 0);
+    assert_backed_off(&backend, cpu_before, &pool.stats(), pool.status().size);
 }
 
 #[test]

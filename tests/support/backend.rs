@@ -130,3 +130,28 @@ pub const MOST_ATTEMPTS_IN_2S: u64 = 40;
 
 /// The most CPU time the process may use over those 2 s.
 pub const MOST_CPU_IN_2S: f64 = 0.2;
+
+/// Checks what a pool over `backend`, down for the 2 s since the process
+/// had used `cpu_before` seconds of CPU, did: it retried, a few dozen times
+/// at most, at little CPU, counting each failed refill, and holds nothing.
+pub fn assert_backed_off(
+    backend: &Backend,
+    cpu_before: f64,
+    stats: &sidejob::ObjectPoolStats,
+    size: usize,
+) {
+    let attempts = backend.attempts();
+    let cpu = cpu_seconds() - cpu_before;
+    assert!(
+        attempts >= 3,
+        "the maintenance retried: {attempts} attempts"
+    );
+    assert!(
+        attempts <= MOST_ATTEMPTS_IN_2S,
+        "{attempts} create attempts in 2 s"
+    );
+    assert!(cpu < MOST_CPU_IN_2S, "{cpu} s of CPU in 2 s");
+    assert!(stats.failed_refills >= 2, "{stats:?}");
+    assert!(stats.failed_refills <= attempts, "{stats:?}");
+    assert_eq!(size, 0);
+}

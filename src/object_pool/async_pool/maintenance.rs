@@ -9,8 +9,6 @@ use std::sync::Weak;
 use std::task::Poll;
 use std::time::Instant;
 
-use crate::sync::Ordering;
-
 use super::super::engine::PoolShared;
 use super::super::engine::{Pause, Refill, RefillBackoff, RefillFailed, Wake};
 use super::manager::{AsyncManaged, AsyncManager};
@@ -70,15 +68,10 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     /// at the first failure.
     async fn refill_async(&self) -> Refill {
         while self.short_of_min_idle() && self.create_idle_async().await.go_on()? {}
-        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
-        for done in 0..wanted {
-            match self.create_idle_async().await.go_on() {
-                Ok(true) => {}
-                Ok(false) => return Ok(()),
-                Err(failed) => {
-                    self.put_back_replenish(wanted - done - 1);
-                    return Err(failed);
-                }
+        let wanted = self.take_replenish();
+        for made in 1..=wanted {
+            if !self.replenished(self.create_idle_async().await, wanted - made)? {
+                break;
             }
         }
         Ok(())

@@ -137,12 +137,24 @@ impl<M: Hooks> PoolShared<M> {
         backoff.pause(Instant::now(), interval)
     }
 
-    /// Tags taken from the untagged stock to replace, with the ones not yet
-    /// replaced put back when a creation fails, for the retry.
-    pub(in crate::object_pool) fn put_back_replenish(&self, left: usize) {
-        if left > 0 {
+    /// The untagged objects that tagged takes took, to be replaced now.
+    pub(in crate::object_pool) fn take_replenish(&self) -> usize {
+        self.counters.replenish.swap(0, Ordering::Relaxed)
+    }
+
+    /// What one replacing creation came to, with `left` more to make:
+    /// whether to go on; on a failure, the ones not yet replaced are put
+    /// back for the retry.
+    pub(in crate::object_pool) fn replenished(
+        &self,
+        made: Background,
+        left: usize,
+    ) -> Result<bool, RefillFailed> {
+        let go_on = made.go_on();
+        if go_on.is_err() && left > 0 {
             self.counters.replenish.fetch_add(left, Ordering::Relaxed);
         }
+        go_on
     }
 }
 
@@ -155,15 +167,10 @@ impl<M: Manager> PoolShared<M> {
     /// keep finding one.
     pub(in crate::object_pool) fn refill(&self) -> Refill {
         while self.short_of_min_idle() && self.create_idle().go_on()? {}
-        let wanted = self.counters.replenish.swap(0, Ordering::Relaxed);
-        for done in 0..wanted {
-            match self.create_idle().go_on() {
-                Ok(true) => {}
-                Ok(false) => return Ok(()),
-                Err(failed) => {
-                    self.put_back_replenish(wanted - done - 1);
-                    return Err(failed);
-                }
+        let wanted = self.take_replenish();
+        for made in 1..=wanted {
+            if !self.replenished(self.create_idle(), wanted - made)? {
+                break;
             }
         }
         Ok(())
