@@ -198,7 +198,7 @@ fn requests(sup: &Supervisor, index: u64, cli: &Cli, stop: &AtomicBool) -> Tally
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let work = Duration::from_micros(cli.work_ms * (500 + seed % 1001));
-        let poison = cli.panic_every > 0 && seed % cli.panic_every == 0;
+        let poison = cli.panic_every > 0 && seed.is_multiple_of(cli.panic_every);
         let mut child = move |ctx: &ChildContext| coordinator(ctx, work, poison);
         for retry in [false, true] {
             tally.attempts += 1;

@@ -288,7 +288,7 @@ impl Bound {
         checks.check(count <= self.hard, || {
             format!("{what}: {count} above the largest capacity {}", self.hard)
         });
-        if seen.seq % 2 == 0 && self.seq.load(SeqCst) == seen.seq {
+        if seen.seq.is_multiple_of(2) && self.seq.load(SeqCst) == seen.seq {
             self.tight.fetch_add(1, SeqCst);
             checks.check(count <= seen.value, || {
                 format!("{what}: {count} above the capacity in force {}", seen.value)
