@@ -10,7 +10,7 @@ use std::task::Poll;
 use std::time::Instant;
 
 use super::super::engine::PoolShared;
-use super::super::engine::{Pause, Refill, RefillBackoff, RefillFailed, Wake};
+use super::super::engine::{Refill, RefillBackoff, RefillFailed, Wake};
 use super::manager::{AsyncManaged, AsyncManager};
 
 impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
@@ -41,23 +41,11 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             let pause = shared.pause(&backoff);
             drop(shared);
             tokio::task::yield_now().await;
-            let woke = match pause {
-                Pause::UntilNudged(interval) => {
-                    let woken = poll_fn(|cx| match core.upgrade() {
-                        Some(shared) => shared.maintenance.poll_wake(cx),
-                        None => Poll::Ready(Wake::Stop),
-                    });
-                    tokio::time::timeout(interval, woken).await
-                }
-                Pause::Fixed(length) => {
-                    let stopped = poll_fn(|cx| match core.upgrade() {
-                        Some(shared) => shared.maintenance.poll_stop(cx),
-                        None => Poll::Ready(Wake::Stop),
-                    });
-                    tokio::time::timeout(length, stopped).await
-                }
-            };
-            if let Ok(Wake::Stop) = woke {
+            let woken = poll_fn(|cx| match core.upgrade() {
+                Some(shared) => shared.maintenance.poll_wake(cx, pause),
+                None => Poll::Ready(Wake::Stop),
+            });
+            if let Ok(Wake::Stop) = tokio::time::timeout(pause.length(), woken).await {
                 return;
             }
         }

@@ -238,21 +238,20 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             }
         };
         let member = found.held.take_member();
-        match works {
-            Some(true) => Ok(Some(member)),
-            Some(false) => {
-                bump(&self.counters.discarded_pops);
-                bump(&self.counters.failed_take_checks);
-                self.destroy_or_resume(member);
-                Ok(None)
-            }
-            None => {
-                bump(&self.counters.discarded_pops);
-                bump(&self.counters.failed_take_checks);
-                bump(&self.counters.timeouts);
-                self.destroy_or_resume(member);
-                Err(TakeError::Timeout)
-            }
+        if works == Some(true) {
+            return Ok(Some(member));
+        }
+        bump(&self.counters.discarded_pops);
+        bump(&self.counters.failed_take_checks);
+        let late = works.is_none();
+        if late {
+            bump(&self.counters.timeouts);
+        }
+        self.destroy_or_resume(member);
+        if late {
+            Err(TakeError::Timeout)
+        } else {
+            Ok(None)
         }
     }
 

@@ -59,6 +59,22 @@ pub(in crate::object_pool) enum Pause {
     Fixed(Duration),
 }
 
+/// What the async task asks of a pause (the blocking thread matches on it).
+#[cfg(feature = "tokio")]
+impl Pause {
+    /// The longest the maintenance sleeps.
+    pub(in crate::object_pool) fn length(self) -> Duration {
+        match self {
+            Pause::UntilNudged(length) | Pause::Fixed(length) => length,
+        }
+    }
+
+    /// Whether a nudge ends the sleep.
+    pub(in crate::object_pool) fn ends_when_nudged(self) -> bool {
+        matches!(self, Pause::UntilNudged(_))
+    }
+}
+
 impl RefillBackoff {
     /// Whether a refill may run now.
     pub(in crate::object_pool) fn due(&self, now: Instant) -> bool {

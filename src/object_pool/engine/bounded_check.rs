@@ -38,16 +38,13 @@ type Checked<M> = (
 /// The object and the core, owned by the helper's closure: if the thread
 /// never starts, dropping the closure destroys the object (freeing its
 /// slot) rather than losing it.
-struct CheckJob<M: Manager> {
-    member: Option<MemberBox<M::Object>>,
-    shared: Arc<PoolShared<M>>,
-}
+struct CheckJob<M: Manager>(Option<(MemberBox<M::Object>, Arc<PoolShared<M>>)>);
 
 impl<M: Manager> Drop for CheckJob<M> {
     fn drop(&mut self) {
-        if let Some(member) = self.member.take() {
-            bump(&self.shared.counters.discarded_pops);
-            let _ = self.shared.destroy(member);
+        if let Some((member, shared)) = self.0.take() {
+            bump(&shared.counters.discarded_pops);
+            let _ = shared.destroy(member);
         }
     }
 }
@@ -70,21 +67,16 @@ impl<M: Manager> PoolShared<M> {
             return Ok(self.check_taken(member));
         };
         let pending: Arc<PendingCreate<Checked<M>>> = Arc::new(PendingCreate::new());
-        let mut job = CheckJob {
-            member: Some(member),
-            shared,
-        };
+        let mut job = CheckJob(Some((member, shared)));
         let body = {
             let pending = Arc::clone(&pending);
             move || {
-                let Some(mut member) = job.member.take() else {
+                let Some((mut member, shared)) = job.0.take() else {
                     return;
                 };
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
-                    job.shared.manager.check_now(&mut member.object)
+                    shared.manager.check_now(&mut member.object)
                 }));
-                let shared = Arc::clone(&job.shared);
-                drop(job);
                 // Too late: the taker gave up, and the object's state is
                 // unknown.
                 if let Err((member, _, shared)) = pending.finish((member, outcome, shared)) {

@@ -109,14 +109,20 @@ impl Maintenance {
     }
 
     #[cfg(feature = "tokio")]
-    /// The async face's [`wait`](Self::wait) without its timeout: ready
-    /// once nudged or stopped; stores the task's waker on every poll.
-    pub(in crate::object_pool) fn poll_wake(&self, cx: &mut Context<'_>) -> Poll<Wake> {
+    /// The async face's [`wait`](Self::wait) without its timeout, which the
+    /// task puts around it: ready once stopped, or, unless `pause` holds a
+    /// refill back, once nudged (a nudge then only wakes the task, which
+    /// polls again). Stores the task's waker on every poll.
+    pub(in crate::object_pool) fn poll_wake(
+        &self,
+        cx: &mut Context<'_>,
+        pause: Pause,
+    ) -> Poll<Wake> {
         let mut state = lock(&self.state);
         if state.stop {
             return Poll::Ready(Wake::Stop);
         }
-        if state.woken {
+        if state.woken && pause.ends_when_nudged() {
             state.woken = false;
             drop(state);
             self.wanted.store(false, Ordering::Relaxed);
@@ -155,18 +161,5 @@ impl Maintenance {
         drop(state);
         self.wanted.store(false, Ordering::Relaxed);
         Wake::Round
-    }
-
-    #[cfg(feature = "tokio")]
-    /// Ready once the maintenance is stopped; a nudge only wakes the task,
-    /// which polls again (the async face's [`Pause::Fixed`]). Stores the
-    /// task's waker on every poll.
-    pub(in crate::object_pool) fn poll_stop(&self, cx: &mut Context<'_>) -> Poll<Wake> {
-        let mut state = lock(&self.state);
-        if state.stop {
-            return Poll::Ready(Wake::Stop);
-        }
-        state.waker = Some(cx.waker().clone());
-        Poll::Pending
     }
 }

@@ -47,7 +47,7 @@ mod waiters;
 
 // What only the async face (feature `tokio`) drives the engine with.
 #[cfg(feature = "tokio")]
-pub(super) use backoff::{Pause, RefillBackoff};
+pub(super) use backoff::RefillBackoff;
 pub(super) use held::Held;
 pub(super) use hooks::{Hooks, TagHooks};
 #[cfg(feature = "tokio")]
