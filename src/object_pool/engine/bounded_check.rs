@@ -38,7 +38,10 @@ type Checked<M> = (
 /// The object and the core, owned by the helper's closure: if the thread
 /// never starts, dropping the closure destroys the object (freeing its
 /// slot) rather than losing it.
-struct CheckJob<M: Manager>(Option<(MemberBox<M::Object>, Arc<PoolShared<M>>)>);
+struct CheckJob<M: Manager>(Option<Checking<M>>);
+
+/// An object on its way to a check, with the core that checks it.
+type Checking<M> = (MemberBox<<M as Hooks>::Object>, Arc<PoolShared<M>>);
 
 impl<M: Manager> Drop for CheckJob<M> {
     fn drop(&mut self) {
