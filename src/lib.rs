@@ -12,7 +12,7 @@ pub use latency::LatencyStats;
 
 // The admission core: shards, the probe, home shards. It knows no face.
 mod admission;
-pub use admission::MAX_SHARDS;
+pub use admission::{Priority, MAX_SHARDS};
 
 mod rates;
 pub use rates::{RateStats, WindowStats};
@@ -22,7 +22,9 @@ pub use metered::{Figure, FigureValue, Metered, Snapshot};
 
 // Resource: the sharded admission counter.
 mod resource;
-pub use resource::{OwnedPermit, Permit, Resource, ResourceBuilder, ResourceStats, ShardStats};
+pub use resource::{
+    OwnedPermit, Permit, PriorityCounts, Resource, ResourceBuilder, ResourceStats, ShardStats,
+};
 
 // WorkerPool: bounded mailboxes served by worker threads.
 mod worker_pool;

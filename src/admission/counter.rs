@@ -1,82 +1,148 @@
-//! [`ShardedCounter`]: a row of [`Shard`]s holding an exact share of one
-//! capacity each, admitted through the probe. The mechanism under the
-//! [`Resource`](crate::Resource), `Supervisor` and `ObjectPool` faces.
+//! [`ShardedCounter`]: a capacity leased out to a row of [`Shard`]s, the
+//! rest kept in a [`Reserve`], admitted home-shard first. The mechanism
+//! under the `Resource`, `Supervisor`, `TaskSupervisor` and `ObjectPool`
+//! faces.
+//!
+//! # How capacity follows demand
+//!
+//! Each shard's limit is a lease on the capacity; the reserve holds what no
+//! shard leases. The leases and the reserve always sum to the capacity,
+//! counting the slots an operation has in hand between two of its steps.
+//!
+//! * **Fast path.** An admission takes a free slot of its home shard (one
+//!   CAS on that shard's line); a release gives the slot back to the shard
+//!   and reads the reserve's mode, a line nobody writes while capacity is
+//!   plentiful.
+//! * **Leasing** ([`lease`](super::lease)). A home shard with no free slot
+//!   leases from the reserve, or takes one free slot of another shard: the
+//!   slot moves home, so the next admission there is a fast one. A thread
+//!   keeps the capacity it uses, wherever it started.
+//! * **Refusing.** While capacity is plentiful (mode `Spread`), a refusal is
+//!   a snapshot: every shard and the reserve were seen full, and seen again
+//!   unchanged. After such a refusal, or a shrink below what the reserve
+//!   holds, a [sweep](super::sweep) gathers every free slot into the reserve
+//!   and capacity is `Scarce`: each release then hands its slot to the
+//!   reserve, no shard keeps a free slot, and a refusal reads the reserve
+//!   alone. Capacity turns plentiful again when a lease finds half of it
+//!   free.
+//! * **Resizing** ([`sweep`](super::sweep)). A grow adds to the reserve; a
+//!   shrink takes from it, into debt if need be, which releases pay back.
+//!   No shard is ever over its limit, and no release takes a lock.
 //!
 //! # Orderings
 //!
-//! Admission, release and limit changes are single atomic steps on one
-//! shard's word; the shard module justifies their orderings. Resizes and
-//! rebalances are serialised by a mutex the fast path never takes, and they
-//! read every shard with `Acquire` after taking it. The capacity itself is a
-//! `Relaxed` atomic: it is written only under that mutex and read as a
-//! figure, never to admit. The rejection counters are `Relaxed` counters.
+//! * The shard words and the reserve are read with `Acquire` or `SeqCst` and
+//!   changed by read-modify-writes (see [`shard`](super::shard) and
+//!   [`reserve`](super::reserve)); so a refusal's two reads of everything
+//!   bracket one moment at which all were as seen.
+//! * The release and the sweep form a store-then-load pair: a release
+//!   writes its shard (`SeqCst`) and then reads the reserve's mode
+//!   (`SeqCst`); a sweep writes the mode (`SeqCst`) and then reads each
+//!   shard (`SeqCst`). In the single total order of `SeqCst` operations one
+//!   of them comes first, so either the release sees the sweep and hands its
+//!   free slot back, or the sweep sees the free slot and takes it. A chunk
+//!   lease and its mode check pair with the sweep the same way. Without this,
+//!   a free slot could stay on a shard while capacity is `Scarce` and a
+//!   refusal reading the reserve alone would be false (loom checks it).
+//! * Resizes are serialised by a mutex the fast path never takes. The
+//!   capacity is a `Relaxed` atomic: written under that mutex and read as a
+//!   figure, never to admit. The rejection counters are `Relaxed` counters.
 
 use crossbeam_utils::CachePadded;
 
 use crate::error::{BuildError, Overload};
-use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
 
-use super::probe;
+use super::priority::{Priority, Shares};
+use super::reserve::{Mode, Reserve};
 use super::shard::{Shard, ShardCounts};
-use super::sizing::{check_capacity, limit_for};
+use super::sizing::limit_for;
 
-/// A capacity of slots split across shards, each an atomic usage word on
-/// its own cache line.
+/// A capacity of slots leased to shards, each an atomic usage word on its
+/// own cache line, and a reserve of the slots no shard holds.
 #[derive(Debug)]
 pub(crate) struct ShardedCounter {
     pub(super) shards: Box<[CachePadded<Shard>]>,
-    /// Refused admissions, by the shard where their probe started. Apart
-    /// from the shard words, so counting a refusal never disturbs probes
-    /// reading a full shard.
-    rejections: Box<[CachePadded<AtomicU64>]>,
+    pub(super) reserve: CachePadded<Reserve>,
+    /// Refused admissions, by the shard where their probe started and by
+    /// priority. Apart from the shard words, so counting a refusal never
+    /// disturbs probes reading a full shard.
+    rejections: Box<[CachePadded<[AtomicU64; 3]>]>,
+    pub(super) shares: Shares,
     pub(super) capacity: AtomicUsize,
     pub(super) resize: Mutex<()>,
 }
 
 impl ShardedCounter {
     /// `capacity` slots over `shards` shards, both already checked
-    /// ([`Sizing::checked`](super::Sizing::checked)).
-    pub(crate) fn new(capacity: usize, shards: usize) -> Self {
+    /// ([`Sizing::checked`](super::Sizing::checked)), each priority filling
+    /// its share.
+    pub(crate) fn new(capacity: usize, shards: usize, shares: Shares) -> Self {
         ShardedCounter {
             shards: (0..shards)
                 .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
                 .collect(),
+            reserve: CachePadded::new(Reserve::new(0)),
             rejections: (0..shards)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .map(|_| CachePadded::new([0, 0, 0].map(AtomicU64::new)))
                 .collect(),
+            shares,
             capacity: AtomicUsize::new(capacity),
             resize: Mutex::new(()),
         }
     }
 
-    /// Admits one slot starting at shard `start`; returns the shard it came
-    /// from. The caller owns the slot and must give it back with
-    /// [`release`](Self::release) exactly once.
+    /// Admits one slot of `Normal` priority starting at shard `start`;
+    /// returns the shard it came from. The caller owns the slot and must
+    /// give it back with [`release`](Self::release) exactly once.
     #[inline]
     pub(crate) fn admit_from(&self, start: usize) -> Result<usize, Overload> {
-        match probe::admit(&self.shards, start) {
-            Some(admission) => Ok(admission.shard),
-            None => Err(self.refused(start)),
-        }
+        self.admit(start, Priority::Normal)
     }
 
-    /// Counts a refusal whose probe started at shard `start`.
+    /// Admits one slot of `priority` starting at shard `start`, as
+    /// [`admit_from`](Self::admit_from) does.
+    #[inline]
+    pub(crate) fn admit(&self, start: usize, priority: Priority) -> Result<usize, Overload> {
+        if self.shares.whole(priority) && self.shards[start].try_admit().is_ok() {
+            return Ok(start);
+        }
+        self.admit_slow(start, priority)
+    }
+
+    /// Counts a refusal of `priority` whose probe started at shard `start`.
     #[cold]
     #[inline(never)]
-    fn refused(&self, start: usize) -> Overload {
-        self.rejections[start].fetch_add(1, Ordering::Relaxed);
+    pub(super) fn refused(&self, start: usize, priority: Priority) -> Overload {
+        self.rejections[start][priority.index()].fetch_add(1, Ordering::Relaxed);
         Overload
     }
 
     /// Gives back a slot admitted on `shard`.
     #[inline]
     pub(crate) fn release(&self, shard: usize) {
-        if self.shards[shard].release() {
-            self.rebalance_after_release();
+        self.shards[shard].release();
+        self.settle(shard);
+    }
+
+    /// After `shard` gained a free slot: while capacity is not plentiful, the
+    /// slot goes to the reserve (see `# Orderings`).
+    #[inline]
+    pub(super) fn settle(&self, shard: usize) {
+        if self.reserve.load().mode() != Mode::Spread {
+            self.hand_back(shard);
         }
     }
 
-    /// The total capacity: the sum of the shard shares.
+    #[cold]
+    #[inline(never)]
+    fn hand_back(&self, shard: usize) {
+        if let Ok(taken) = self.shards[shard].take_slack(u64::MAX) {
+            self.reserve.add(taken as i64);
+        }
+    }
+
+    /// The total capacity.
     pub(crate) fn capacity(&self) -> usize {
         self.capacity.load(Ordering::Relaxed)
     }
@@ -91,6 +157,16 @@ impl ShardedCounter {
         self.shards[shard].usage() as usize
     }
 
+    /// The part of the capacity shard `shard` leases right now.
+    pub(crate) fn shard_limit(&self, shard: usize) -> usize {
+        self.shards[shard].limit() as usize
+    }
+
+    /// The slots no shard leases right now (negative in a shrink's debt).
+    pub(crate) fn reserve(&self) -> i64 {
+        self.reserve.load().free()
+    }
+
     /// Slots held right now, summed over the shards, each read once.
     pub(crate) fn usage(&self) -> usize {
         self.shards.iter().map(|shard| shard.usage() as usize).sum()
@@ -103,21 +179,30 @@ impl ShardedCounter {
 
     /// Refusals whose probe started on shard `shard`, ever.
     pub(crate) fn shard_rejected(&self, shard: usize) -> u64 {
-        self.rejections[shard].load(Ordering::Relaxed)
+        self.rejections[shard]
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed))
+            .sum()
     }
 
-    /// Changes the capacity, spreading it exactly over the shards; held
-    /// slots are never revoked (see the [rebalance](super::rebalance)).
+    /// Refusals of `priority`, ever, over all shards.
+    pub(crate) fn rejected_by(&self, priority: Priority) -> u64 {
+        self.rejections
+            .iter()
+            .map(|counts| counts[priority.index()].load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Changes the capacity; held slots are never revoked (see the
+    /// [sweep](super::sweep)).
     ///
     /// # Errors
     ///
-    /// A [`BuildError`] naming `capacity` when the shards cannot hold it;
-    /// nothing changed then.
+    /// A [`BuildError`] naming `capacity` when it is above the most a
+    /// resource can hold; nothing changed then.
     pub(crate) fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
-        check_capacity(capacity, self.shards.len())?;
-        let _resizing = lock(&self.resize);
-        self.capacity.store(capacity, Ordering::Relaxed);
-        self.rebalance(capacity);
+        super::sizing::check_capacity(capacity)?;
+        self.resize_to(capacity);
         Ok(())
     }
 }

@@ -5,33 +5,46 @@
 //!
 //! | part | what it is |
 //! |---|---|
-//! | [`Shard`](shard::Shard) | one usage word: usage, limit and grant count, admitted by one CAS |
+//! | [`Shard`](shard::Shard) | one usage word: usage, limit (the shard's lease) and grant count, admitted by one CAS |
+//! | [`Reserve`](reserve::Reserve) | the capacity no shard leases, and whether capacity is plentiful or scarce, in one word |
+//! | [`ShardedCounter`] | a capacity leased to a row of shards; the fast path and release ([`counter`]) |
+//! | [`lease`] | an admission's slow path: lease from the reserve, move a free slot home, or refuse |
+//! | [`sweep`] | free slots back to the reserve; resizes through the reserve |
+//! | [`Priority`] | which requests may fill how much of the capacity |
 //! | [`SplitShard`] | a shard whose slots one thread gives back: senders and releaser on separate lines |
-//! | [`probe`] | admission over a row of shards: home first, then each other once; refuses only when all were full at once |
+//! | [`probe`] | admission over a fixed row of shards: home first, then each other once; refuses only when all were full at once |
 //! | [`home`] | each thread's stable starting shard |
 //! | [`sizing`] | how a capacity spreads exactly over shards, and the limits on both |
-//! | [`ShardedCounter`] | a row of [`Shard`](shard::Shard)s with one capacity, resizable at run time ([`rebalance`]) |
 //!
-//! `Resource`, `Supervisor` and `ObjectPool` admit through a
-//! [`ShardedCounter`]; the worker pool, whose slots are all given back by one
-//! worker per shard, through [`SplitShard`]s and the [`probe`] directly.
+//! `Resource`, `Supervisor`, `TaskSupervisor` and `ObjectPool` admit
+//! through a [`ShardedCounter`], whose capacity follows demand across the
+//! shards. The worker pool, whose slots are all given back by one worker per
+//! shard, keeps a fixed split: a message is served by its shard's worker, so
+//! its slots cannot move. It admits through [`SplitShard`]s and the
+//! [`probe`] directly.
 //!
 //! The modules whose atomics interact each carry an `# Orderings` section:
-//! [`shard`], [`split_shard`], [`probe`], [`counter`] and [`rebalance`].
+//! [`shard`], [`reserve`], [`counter`], [`lease`], [`sweep`],
+//! [`split_shard`] and [`probe`].
 
 mod counter;
 mod home;
+mod lease;
+mod priority;
 mod probe;
-mod rebalance;
+mod reserve;
 mod shard;
 mod sizing;
 mod split_shard;
+mod sweep;
 
 pub(crate) use counter::ShardedCounter;
 pub(crate) use home::home_shard;
 pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;
+pub use priority::Priority;
+pub(crate) use priority::Shares;
 pub use sizing::MAX_SHARDS;
 pub(crate) use sizing::{check_capacity, limit_for, Sizing};
 pub(crate) use split_shard::SplitShard;

@@ -2,8 +2,7 @@
 //!
 //! A shard packs everything admission needs into one 64-bit word, so that
 //! admitting is a single compare-and-swap that checks the limit, takes the
-//! slot and counts the grant, and a release learns from the same word whether
-//! the shard was over its limit:
+//! slot and counts the grant:
 //!
 //! ```text
 //!  63            49   48   47               24   23                0
@@ -12,14 +11,21 @@
 //! +----------------+-----+-------------------+-------------------+
 //! ```
 //!
+//! The limit is the shard's *lease*: the part of the capacity it holds right
+//! now. Usage never exceeds it. The lease moves (see the
+//! [counter](super::counter)): an admission that found its home shard full
+//! leases from the [reserve](super::reserve) or takes one free slot of
+//! another shard, and a sweep gathers free slots back into the reserve.
+//!
 //! * Admitting: load the word, compare its usage with its limit, and CAS in
 //!   `word + (1 << 49) + 1`. A full shard is only ever read, never written.
+//! * Admitting with a lease ([`admit_leased`](Shard::admit_leased)): usage,
+//!   limit and grant count grow in one CAS, so the leased slots appear on the
+//!   shard already taken by the admission that brought them.
 //! * Releasing: `fetch_sub(1)`. Usage is at least 1 while a permit exists, so
-//!   the subtraction never borrows. The previous word tells whether the shard
-//!   was over its limit (only possible after a shrink), which sends the
-//!   release to the resource's cold rebalance.
-//! * Changing the limit is a CAS too, so the resizer learns the shard's exact
-//!   usage at the instant the new limit took effect.
+//!   the subtraction never borrows.
+//! * Giving slots away ([`take_slack`](Shard::take_slack)): a CAS lowers the
+//!   limit, never below the usage, so a held slot is never taken.
 //! * The grant count wraps every 2^15 grants. The admission that wraps it sets
 //!   the carry bit in the same CAS. The next admission to wrap it folds the
 //!   carry into `folds` first, so no wrap is lost and `accepted` is exact
@@ -27,15 +33,15 @@
 //!   while one is under way. Folders take turns by moving it from even to
 //!   odd; readers never write it, and retry if it moved while they read the
 //!   word. So reading the counters takes no lock at all.
-//! * Every admission and release changes the word (the grant count keeps it
-//!   free of ABA for 2^15 grants), so an unchanged word means an unchanged
-//!   shard. The refusal check relies on that.
+//! * Every admission, release and lease change changes the word (the grant
+//!   count keeps it free of ABA for 2^15 grants), so an unchanged word means
+//!   an unchanged shard. The refusal check relies on that.
 //!
 //! # Orderings
 //!
-//! * Every read of the word is `Acquire`, the admitting CAS is `AcqRel` and
-//!   the release `fetch_sub` is `Release`. The word's updates are all
-//!   read-modify-writes, so they form one release sequence:
+//! * Every read of the word is `Acquire`, the admitting and lease CASes are
+//!   `AcqRel` and the release `fetch_sub` is `SeqCst`. The word's updates are
+//!   all read-modify-writes, so they form one release sequence:
 //!   - a grant synchronises with every release before it, so whatever a
 //!     holder did before giving its permit back happens-before the work of
 //!     the next holder: the guarantee a semaphore owes its users;
@@ -44,16 +50,18 @@
 //!     prober that sees shard B taken by a thread that first released shard A
 //!     must see shard A free when it re-reads it (loom found the false
 //!     overload that `Relaxed` reads allow here).
+//! * The release is `SeqCst` because it is one half of a store-then-load
+//!   pair with the sweep: the releaser then reads the reserve's mode, the
+//!   sweeper sets the mode and then reads the shards, and one of them must
+//!   see the other (see the [counter](super::counter)). `take_slack`'s CAS is
+//!   `SeqCst` for the same pair. On x86 both cost what `AcqRel` does.
 //! * The bound itself needs no ordering: usage and limit live in one word, and
 //!   every change to it is a single atomic step that re-validates both.
-//! * A limit change is an `AcqRel` CAS like an admission: the resizer's reads
-//!   of the other shards, under the resize lock, follow it.
 //! * The fold and the counter snapshot use `SeqCst` on `folds` and on the
 //!   word: a reader's two reads of `folds` must bracket its read of the word
 //!   in one total order with the folder's steps (odd, clear carry, even).
 //!   Both are cold: once per 2^15 grants, and per stats call.
 
-use super::probe::AdmissionShard;
 use crate::sync::{spin_loop, AtomicU64, Ordering};
 
 /// Width of the usage and limit fields.
@@ -144,33 +152,67 @@ impl Shard {
         }
     }
 
-    /// Gives back one unit of usage taken by [`try_admit`](Self::try_admit).
-    ///
-    /// Returns `true` if the shard was over its limit before the release: a
-    /// shrink left it holding more than its share, and the resource must
-    /// rebalance the limits now that it holds less.
+    /// Gives back one unit of usage taken by [`try_admit`](Self::try_admit)
+    /// or [`admit_leased`](Self::admit_leased). The slot stays leased to this
+    /// shard, free for its next admission.
     #[inline]
-    #[must_use]
-    pub(crate) fn release(&self) -> bool {
-        let previous = self.word.fetch_sub(1, Ordering::Release);
+    pub(crate) fn release(&self) {
+        let previous = self.word.fetch_sub(1, Ordering::SeqCst);
         debug_assert!(usage_of(previous) > 0, "released a shard with no usage");
-        usage_of(previous) > limit_of(previous)
     }
 
-    /// Sets the admission limit; returns the usage at the instant it took
-    /// effect. From then on the shard admits only while usage is below it.
-    pub(crate) fn set_limit(&self, limit: u64) -> u64 {
-        debug_assert!(limit <= MAX_SHARD_LIMIT);
+    /// Admits one unit that brings `lease` more slots with it: usage and
+    /// limit grow together, whatever the shard held. Returns the grant's
+    /// number, as [`try_admit`](Self::try_admit) does.
+    ///
+    /// The caller took the `lease` slots from the reserve or another shard;
+    /// until this CAS they were counted nowhere, held by this admission.
+    pub(crate) fn admit_leased(&self, lease: u64) -> u64 {
+        let add = ADMIT + (lease << LIMIT_SHIFT);
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            let next = (current & !LIMIT_MASK) | (limit << LIMIT_SHIFT);
+            debug_assert!(limit_of(current) + lease <= MAX_SHARD_LIMIT);
+            let mut next = current.wrapping_add(add);
+            if next >> COUNT_SHIFT == 0 {
+                if current & CARRY != 0 {
+                    current = self.fold_carry();
+                    continue;
+                }
+                next |= CARRY;
+            }
+            // `SeqCst`: the chunk lease's check of the mode that follows
+            // pairs with the sweep, as a release does.
             match self.word.compare_exchange_weak(
                 current,
                 next,
-                Ordering::AcqRel,
+                Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return usage_of(current),
+                Ok(_) => return current >> COUNT_SHIFT,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Lowers the limit by up to `most` of its free slots (limit above
+    /// usage): `Ok` with how many it took (at least one), or `Err` with the
+    /// word as it was seen when the shard had no free slot.
+    #[inline]
+    pub(crate) fn take_slack(&self, most: u64) -> Result<u64, u64> {
+        let mut current = self.word.load(Ordering::SeqCst);
+        loop {
+            let slack = limit_of(current) - usage_of(current);
+            if slack == 0 {
+                return Err(current);
+            }
+            let taken = slack.min(most);
+            match self.word.compare_exchange_weak(
+                current,
+                current - (taken << LIMIT_SHIFT),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Ok(taken),
                 Err(actual) => current = actual,
             }
         }
@@ -185,6 +227,13 @@ impl Shard {
     #[inline]
     pub(crate) fn word(&self) -> u64 {
         self.word.load(Ordering::Acquire)
+    }
+
+    /// Free slots (limit above usage) right now; read in the sweep's
+    /// store-then-load pair, so `SeqCst`.
+    pub(crate) fn slack(&self) -> u64 {
+        let word = self.word.load(Ordering::SeqCst);
+        limit_of(word) - usage_of(word)
     }
 
     /// Permits held on this shard right now.
@@ -251,20 +300,6 @@ impl Shard {
     }
 }
 
-impl AdmissionShard for Shard {
-    type Seen = u64;
-
-    #[inline]
-    fn try_admit(&self) -> Result<u64, u64> {
-        Shard::try_admit(self)
-    }
-
-    #[inline]
-    fn seen(&self) -> u64 {
-        self.word()
-    }
-}
-
 #[cfg(all(test, not(sidejob_loom)))]
 mod tests {
     use super::*;
@@ -277,7 +312,7 @@ mod tests {
         let before = shard.word();
         assert_eq!(shard.try_admit(), Err(before));
         assert_eq!(shard.word(), before);
-        assert!(!shard.release());
+        shard.release();
         assert_ne!(shard.word(), before);
         assert!(shard.try_admit().is_ok());
         let counts = shard.counts();
@@ -285,19 +320,19 @@ mod tests {
     }
 
     #[test]
-    fn release_reports_a_shard_over_its_limit() {
-        let shard = Shard::new(3);
-        for _ in 0..3 {
-            assert!(shard.try_admit().is_ok());
-        }
-        assert_eq!(shard.set_limit(1), 3);
+    fn leases_arrive_taken_and_slack_leaves_without_touching_held_slots() {
+        let shard = Shard::new(0);
         assert!(shard.try_admit().is_err());
-        assert!(shard.release()); // 3 held, limit 1: over
-        assert!(shard.release()); // 2 held: still over
-        assert!(!shard.release()); // 1 held: at the limit, no longer over
-        assert!(shard.try_admit().is_ok());
-        assert!(shard.try_admit().is_err());
-        assert_eq!(shard.limit(), 1);
+        assert_eq!(shard.admit_leased(3), 0); // one taken, two free
+        assert_eq!((shard.usage(), shard.limit()), (1, 3));
+        assert_eq!(shard.take_slack(5), Ok(2));
+        assert_eq!((shard.usage(), shard.limit()), (1, 1));
+        let full = shard.word();
+        assert_eq!(shard.take_slack(1), Err(full)); // the held slot stays
+        shard.release();
+        assert_eq!(shard.take_slack(1), Ok(1));
+        assert_eq!((shard.usage(), shard.limit()), (0, 0));
+        assert_eq!(shard.counts().accepted, 1);
     }
 
     #[test]
@@ -306,7 +341,7 @@ mod tests {
         shard.set_count_for_test(COUNT_WRAP - 2);
         for n in 1..=5u64 {
             assert!(shard.try_admit().is_ok());
-            assert!(!shard.release());
+            shard.release();
             assert_eq!(shard.counts().accepted, COUNT_WRAP - 2 + n);
         }
         // A second wrap while the first carry is still pending folds it first.
@@ -335,7 +370,7 @@ mod tests {
                         let mut admitted = 0;
                         while admitted < PER_THREAD {
                             if shard.try_admit().is_ok() {
-                                assert!(!shard.release());
+                                shard.release();
                                 admitted += 1;
                             }
                         }

@@ -45,19 +45,18 @@ impl Sizing {
         let capacity = self
             .capacity
             .ok_or_else(|| BuildError::new("capacity", "must be set"))?;
-        check_capacity(capacity, shards)?;
+        check_capacity(capacity)?;
         Ok((capacity, shards))
     }
 }
 
-/// Whether `shards` shards can hold `capacity` slots; the error names the
-/// setting `capacity`.
-pub(crate) fn check_capacity(capacity: usize, shards: usize) -> Result<(), BuildError> {
-    let max = (shards as u64).saturating_mul(MAX_SHARD_LIMIT);
-    if capacity as u64 > max {
+/// Whether a resource can hold `capacity` slots (one shard may come to
+/// lease all of them); the error names the setting `capacity`.
+pub(crate) fn check_capacity(capacity: usize) -> Result<(), BuildError> {
+    if capacity as u64 > MAX_SHARD_LIMIT {
         return Err(BuildError::new(
             "capacity",
-            format!("{capacity} exceeds the {max} permits that {shards} shards can hold"),
+            format!("{capacity} is above the maximum of {MAX_SHARD_LIMIT} permits"),
         ));
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! [`ResourceBuilder`]: a resource's capacity and shard count.
 
-use crate::admission::{ShardedCounter, Sizing};
+use crate::admission::{Priority, ShardedCounter, Shares, Sizing};
 use crate::error::BuildError;
 
 use super::{Resource, DEFAULT_NAME};
@@ -14,13 +14,14 @@ use super::{Resource, DEFAULT_NAME};
 ///     .capacity(64) // required
 ///     .shards(8) // default: the number of CPUs
 ///     .build()?;
-/// assert_eq!(resource.stats().shards[0].limit, 8);
+/// assert_eq!(resource.stats().shards[0].limit, 8); // until capacity moves to where it is used
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
 #[derive(Debug, Clone, Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ResourceBuilder {
     sizing: Sizing,
+    shares: [Option<f64>; 3],
     name: Option<String>,
 }
 
@@ -41,8 +42,8 @@ impl ResourceBuilder {
     }
 
     /// The number of shards, from 1 to [`MAX_SHARDS`](crate::MAX_SHARDS). Default: the number of
-    /// CPUs. More shards than capacity is valid: the surplus shards get limit
-    /// 0 and the probe finds the others.
+    /// CPUs. More shards than capacity is valid: the capacity moves to the
+    /// shards whose threads use it.
     ///
     /// # Examples
     ///
@@ -53,6 +54,43 @@ impl ResourceBuilder {
     /// ```
     pub fn shards(mut self, shards: usize) -> Self {
         self.sizing.shards = Some(shards);
+        self
+    }
+
+    /// The part of the capacity that requests of `priority` may fill, in
+    /// (0, 1]. Default 1 for every priority; [`Priority::Critical`]'s is
+    /// always 1, and a lower priority's share may not exceed a higher one's.
+    ///
+    /// A request of priority `p` is admitted only if the usage after it
+    /// stays at most ⌊share(p) × capacity⌋ (shares follow
+    /// [`Resource::set_capacity`]), so the higher priorities always find the
+    /// slots the lower ones must leave. The check is strict under
+    /// concurrency and exact for one caller at a time. A priority whose
+    /// share is below 1 admits through the resource's reserve, one shared
+    /// word, instead of its thread's shard: give shares below 1 to the
+    /// traffic you would shed, and leave the hot path at 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::{Priority, Resource};
+    ///
+    /// let resource = Resource::builder()
+    ///     .capacity(10)
+    ///     .share(Priority::Normal, 0.9) // one slot kept for critical calls
+    ///     .share(Priority::Sheddable, 0.5)
+    ///     .build()?;
+    /// let normal: Vec<_> = std::iter::from_fn(|| resource.try_acquire().ok()).collect();
+    /// assert_eq!(normal.len(), 9);
+    /// assert!(resource.try_acquire_with(Priority::Sheddable).is_err());
+    /// assert!(resource.try_acquire_with(Priority::Critical).is_ok());
+    ///
+    /// let err = Resource::builder().capacity(1).share(Priority::Sheddable, 0.0).build();
+    /// assert_eq!(err.unwrap_err().setting(), "share");
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn share(mut self, priority: Priority, share: f64) -> Self {
+        self.shares[priority.index()] = Some(share);
         self
     }
 
@@ -76,8 +114,9 @@ impl ResourceBuilder {
     /// # Errors
     ///
     /// A [`BuildError`] naming the setting when `capacity` was not set or
-    /// exceeds what the shards can hold, or `shards` is 0 or above
-    /// [`MAX_SHARDS`](crate::MAX_SHARDS).
+    /// is above 2²⁴ − 1, `shards` is 0 or above
+    /// [`MAX_SHARDS`](crate::MAX_SHARDS), or a `share` is outside (0, 1],
+    /// not 1 for `Critical`, or above a higher priority's.
     ///
     /// # Examples
     ///
@@ -87,9 +126,10 @@ impl ResourceBuilder {
     /// ```
     pub fn build(self) -> Result<Resource, BuildError> {
         let (capacity, shards) = self.sizing.checked()?;
+        let shares = Shares::checked(self.shares)?;
         let name = self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned());
         Ok(Resource::from_counter(
-            ShardedCounter::new(capacity, shards),
+            ShardedCounter::new(capacity, shards, shares),
             name,
         ))
     }

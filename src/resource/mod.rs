@@ -2,8 +2,8 @@
 //!
 //! It is a thin face over the admission core's
 //! `ShardedCounter` (`admission/counter.rs`): this module adds
-//! permits, the builder and the stats types. How a shrink below the usage
-//! rebalances the shard limits is in `admission/rebalance.rs`.
+//! permits, the builder and the stats types. How capacity moves between
+//! the shards and the reserve is in `admission/counter.rs`.
 
 mod anchor;
 mod builder;
@@ -14,7 +14,7 @@ mod stats;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::admission::{home_shard, limit_for, ShardedCounter};
+use crate::admission::{home_shard, Priority, ShardedCounter};
 use crate::error::{BuildError, Overload};
 use crate::rates::{RateStats, Rates, Sample};
 
@@ -22,14 +22,16 @@ use anchor::{anchors, AnchorRef};
 
 pub use builder::ResourceBuilder;
 pub use permit::{OwnedPermit, Permit};
-pub use stats::{ResourceStats, ShardStats};
+pub use stats::{PriorityCounts, ResourceStats, ShardStats};
 
 /// A capacity-bounded admission counter, split across shards.
 ///
-/// Each shard is one atomic usage slot on its own cache line, holding an
-/// exact share of the capacity. [`try_acquire`](Resource::try_acquire) starts
-/// at the calling thread's home shard and probes the others in turn; it fails
-/// fast with [`Overload`] only when it saw every shard full. Usage never
+/// Each shard is one atomic usage slot on its own cache line, leasing a part
+/// of the capacity; the rest waits in a reserve. [`try_acquire`](Resource::try_acquire)
+/// starts at the calling thread's home shard; when that is full it leases
+/// from the reserve or moves a free slot home from another shard, so the
+/// capacity follows the threads that use it. It fails fast with
+/// [`Overload`] only when every slot was held at one moment. Usage never
 /// exceeds capacity, not even for an instant; the one exception is the
 /// permits still held when [`set_capacity`](Resource::set_capacity) lowers
 /// the capacity below them, which are never revoked (nothing is admitted
@@ -126,6 +128,37 @@ impl Resource {
         Ok(Permit::new(self, shard))
     }
 
+    /// Like [`try_acquire`](Self::try_acquire), for a request of
+    /// `priority`: admitted only if the usage after it stays at most
+    /// ⌊share × capacity⌋ (see [`ResourceBuilder::share`]).
+    /// `try_acquire` is `try_acquire_with(Priority::Normal)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when the priority's share of the capacity is in use; the
+    /// refusal is counted under its priority in
+    /// [`ResourceStats::rejected_by_priority`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::{Priority, Resource};
+    ///
+    /// let resource = Resource::builder().capacity(4).share(Priority::Sheddable, 0.5).build()?;
+    /// let _a = resource.try_acquire_with(Priority::Sheddable)?;
+    /// let _b = resource.try_acquire_with(Priority::Sheddable)?;
+    /// assert!(resource.try_acquire_with(Priority::Sheddable).is_err()); // half is in use
+    /// let _c = resource.try_acquire_with(Priority::Normal)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_with(&self, priority: Priority) -> Result<Permit<'_>, Overload> {
+        let shard = self
+            .counter
+            .admit(home_shard(self.counter.shard_count()), priority)?;
+        Ok(Permit::new(self, shard))
+    }
+
     /// Like [`try_acquire`](Self::try_acquire), but the probe starts at shard
     /// `start % shard_count()` instead of the thread's home shard.
     ///
@@ -214,10 +247,43 @@ impl Resource {
         self.acquire_owned_from(start % self.counter.shard_count())
     }
 
+    /// Like [`try_acquire_owned`](Self::try_acquire_owned), for a request
+    /// of `priority`, as [`try_acquire_with`](Self::try_acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// [`Overload`] when the priority's share of the capacity is in use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{Priority, Resource};
+    ///
+    /// let resource = Arc::new(Resource::builder().capacity(1).share(Priority::Sheddable, 0.5).build()?);
+    /// assert!(resource.try_acquire_owned_with(Priority::Sheddable).is_err()); // ⌊0.5 × 1⌋ = 0
+    /// assert!(resource.try_acquire_owned_with(Priority::Critical).is_ok());
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned_with(
+        self: &Arc<Self>,
+        priority: Priority,
+    ) -> Result<OwnedPermit, Overload> {
+        self.acquire_owned(home_shard(self.counter.shard_count()), priority)
+    }
+
     /// An owned permit whose probe starts at shard `start`, anchored there.
     #[inline]
     fn acquire_owned_from(&self, start: usize) -> Result<OwnedPermit, Overload> {
-        let shard = self.counter.admit_from(start)?;
+        self.acquire_owned(start, Priority::Normal)
+    }
+
+    /// An owned permit of `priority` whose probe starts at shard `start`,
+    /// anchored there.
+    #[inline]
+    fn acquire_owned(&self, start: usize, priority: Priority) -> Result<OwnedPermit, Overload> {
+        let shard = self.counter.admit(start, priority)?;
         Ok(OwnedPermit::new(
             anchor::reference(&self.anchors[start]),
             shard,
@@ -268,7 +334,7 @@ impl Resource {
         self.rates.stats(sample(&self.counter))
     }
 
-    /// The total capacity: the sum of the shard limits.
+    /// The total capacity: the shard limits plus the reserve.
     ///
     /// # Examples
     ///
@@ -311,18 +377,19 @@ impl Resource {
         self.counter.usage()
     }
 
-    /// Changes the capacity at run time, spreading it exactly over the shards.
+    /// Changes the capacity at run time, through the reserve.
     ///
     /// Growing admits new acquires at once. Shrinking never revokes permits
     /// already held: usage may stay above the new capacity until they are
-    /// dropped, and acquires are refused until usage is back under it.
+    /// dropped, and acquires are refused until usage is back under it. A
+    /// resize touches the reserve, and the shards only when a shrink needs
+    /// their free slots; no release takes a lock after one.
     /// Concurrent resizes are serialised; acquires never wait for one.
     ///
     /// # Errors
     ///
-    /// A [`BuildError`] naming `capacity` if it exceeds
-    /// what the shards can hold (2²⁴ − 1 = 16,777,215 per shard); nothing
-    /// changes then.
+    /// A [`BuildError`] naming `capacity` if it is above 2²⁴ − 1 =
+    /// 16,777,215; nothing changes then.
     ///
     /// # Examples
     ///
@@ -369,18 +436,25 @@ impl Resource {
             .map(|index| {
                 let counts = self.counter.shard_counts(index);
                 ShardStats {
-                    limit: limit_for(capacity, count, index) as usize,
+                    limit: self.counter.shard_limit(index),
                     usage: counts.usage as usize,
                     accepted: counts.accepted,
                     rejected: self.counter.shard_rejected(index),
                 }
             })
             .collect();
+        let by = |priority| self.counter.rejected_by(priority);
         ResourceStats {
             capacity,
             usage: shards.iter().map(|s| s.usage).sum(),
             accepted: shards.iter().map(|s| s.accepted).sum(),
             rejected: shards.iter().map(|s| s.rejected).sum(),
+            rejected_by_priority: PriorityCounts {
+                critical: by(Priority::Critical),
+                normal: by(Priority::Normal),
+                sheddable: by(Priority::Sheddable),
+            },
+            reserve: self.counter.reserve(),
             shards,
         }
     }

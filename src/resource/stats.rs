@@ -23,6 +23,12 @@ pub struct ResourceStats {
     pub accepted: u64,
     /// Refused acquires ([`Overload`](crate::Overload)s), ever; one per refused call.
     pub rejected: u64,
+    /// Refused acquires by the priority they asked with, ever; they sum to
+    /// `rejected`.
+    pub rejected_by_priority: PriorityCounts,
+    /// The part of the capacity no shard leases right now. Negative while a
+    /// shrink below the usage waits for releases to pay it back.
+    pub reserve: i64,
     /// Each shard's figures, in shard order.
     pub shards: Vec<ShardStats>,
 }
@@ -42,9 +48,9 @@ pub struct ResourceStats {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ShardStats {
-    /// The shard's share of the capacity. The shares sum to the capacity.
-    /// After a shrink that left some shard above its share, other shards
-    /// admit less than theirs until the overshoot is released.
+    /// The part of the capacity this shard leases right now: it admits
+    /// while its usage is below this. The limits and the reserve sum to the
+    /// capacity; the limits move to the shards where acquires happen.
     pub limit: usize,
     /// Permits held on this shard.
     pub usage: usize,
@@ -52,4 +58,47 @@ pub struct ShardStats {
     pub accepted: u64,
     /// Refused acquires whose probe started (at home) on this shard, ever.
     pub rejected: u64,
+}
+
+/// A count per [`Priority`](crate::Priority), within [`ResourceStats`].
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::{Priority, Resource};
+///
+/// let resource = Resource::builder().capacity(0).build()?;
+/// assert!(resource.try_acquire_with(Priority::Sheddable).is_err());
+/// let rejected = resource.stats().rejected_by_priority;
+/// assert_eq!((rejected.sheddable, rejected.get(Priority::Normal)), (1, 0));
+/// # Ok::<(), sidejob::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct PriorityCounts {
+    /// [`Priority::Critical`](crate::Priority::Critical)'s count.
+    pub critical: u64,
+    /// [`Priority::Normal`](crate::Priority::Normal)'s count.
+    pub normal: u64,
+    /// [`Priority::Sheddable`](crate::Priority::Sheddable)'s count.
+    pub sheddable: u64,
+}
+
+impl PriorityCounts {
+    /// The count for `priority`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let counts = sidejob::PriorityCounts::default();
+    /// assert_eq!(counts.get(sidejob::Priority::Critical), 0);
+    /// ```
+    pub fn get(&self, priority: crate::Priority) -> u64 {
+        match priority {
+            crate::Priority::Critical => self.critical,
+            crate::Priority::Normal => self.normal,
+            crate::Priority::Sheddable => self.sheddable,
+        }
+    }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
-use crate::admission::{ShardedCounter, Sizing};
+use crate::admission::{Shares, ShardedCounter, Sizing};
 use crate::error::BuildError;
 use crate::rates::Rates;
 use crate::sync::{check_thread_name, AtomicBool, Condvar, Mutex};
@@ -116,7 +116,7 @@ impl SupervisorBuilder {
             .map(|_| CachePadded::new(SupervisorShard::new()))
             .collect();
         let shared = Arc::new(Shared {
-            slots: ShardedCounter::new(capacity, shard_count),
+            slots: ShardedCounter::new(capacity, shard_count, Shares::default()),
             shards,
             closing: AtomicBool::new(false),
             exits: Condvar::new(),

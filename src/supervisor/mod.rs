@@ -37,7 +37,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::admission::{home_shard, limit_for};
+use crate::admission::home_shard;
 use crate::children::{ChildId, ShutdownReport, SpawnError};
 use crate::error::{panic_message, BuildError};
 use crate::rates::{RateStats, Rates, Sample};
@@ -347,7 +347,6 @@ impl Supervisor {
     /// ```
     pub fn stats(&self) -> SupervisorStats {
         let capacity = self.capacity();
-        let count = self.shared.shards.len();
         let sum = |field: fn(&SupervisorShard) -> &AtomicU64| {
             self.shared
                 .shards
@@ -361,7 +360,7 @@ impl Supervisor {
             .iter()
             .enumerate()
             .map(|(index, shard)| SupervisorShardStats {
-                limit: limit_for(capacity, count, index) as usize,
+                limit: self.shared.slots.shard_limit(index),
                 usage: self.shared.slots.shard_usage(index),
                 live: lock(&shard.live).children.len(),
             })

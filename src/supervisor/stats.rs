@@ -51,7 +51,8 @@ pub struct SupervisorStats {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct SupervisorShardStats {
-    /// The shard's share of the capacity.
+    /// The part of the capacity this shard leases right now; the limits
+    /// move to the shards whose threads spawn.
     pub limit: usize,
     /// Slots held on this shard: its live children, plus any spawn or exit
     /// under way.

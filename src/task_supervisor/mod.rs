@@ -60,7 +60,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::admission::{home_shard, limit_for};
+use crate::admission::home_shard;
 use crate::children::{ChildId, SpawnError};
 use crate::error::BuildError;
 use crate::rates::{RateStats, Rates, Sample};
@@ -407,13 +407,12 @@ impl TaskSupervisor {
     pub fn stats(&self) -> TaskSupervisorStats {
         let shared = &self.shared;
         let capacity = self.capacity();
-        let count = shared.shards.len();
         let shards: Vec<TaskShardStats> = shared
             .shards
             .iter()
             .enumerate()
             .map(|(index, shard)| TaskShardStats {
-                limit: limit_for(capacity, count, index) as usize,
+                limit: shared.slots.shard_limit(index),
                 usage: shared.slots.shard_usage(index),
                 live: spin_lock(&shard.live).children.len(),
             })

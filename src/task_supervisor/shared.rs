@@ -31,7 +31,7 @@ use crossbeam_utils::CachePadded;
 use slab::Slab;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::ShardedCounter;
+use crate::admission::{Shares, ShardedCounter};
 use crate::children::ChildId;
 use crate::sync::{lock, spin_lock, AtomicBool, AtomicU64, Mutex, Ordering, SpinLock};
 
@@ -176,7 +176,7 @@ impl TaskShard {
 impl TaskShared {
     pub(super) fn new(capacity: usize, shards: usize, name: String) -> Self {
         TaskShared {
-            slots: ShardedCounter::new(capacity, shards),
+            slots: ShardedCounter::new(capacity, shards, Shares::default()),
             shards: (0..shards)
                 .map(|_| CachePadded::new(TaskShard::new()))
                 .collect(),

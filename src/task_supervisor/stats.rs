@@ -52,7 +52,8 @@ pub struct TaskSupervisorStats {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct TaskShardStats {
-    /// The shard's share of the capacity.
+    /// The part of the capacity this shard leases right now; the limits
+    /// move to the shards whose threads spawn.
     pub limit: usize,
     /// Slots held on the shard.
     pub usage: usize,

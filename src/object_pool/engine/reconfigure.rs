@@ -27,7 +27,7 @@ impl<M: Hooks> PoolShared<M> {
         let mut new = PoolConfig::clone(&old);
         change(&mut new);
         new.validate()?;
-        check_capacity(new.max_size, shared.idle.len()).map_err(max_size_error)?;
+        check_capacity(new.max_size).map_err(max_size_error)?;
         start_maintainer(&new)?;
         shared.config.store(Arc::new(new.clone()));
         shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use crossbeam_utils::CachePadded;
 
-use crate::admission::ShardedCounter;
+use crate::admission::{Shares, ShardedCounter};
 use crate::latency::LatencyHistogram;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
@@ -125,7 +125,7 @@ impl<M: Hooks> PoolShared<M> {
         PoolShared {
             manager,
             this,
-            slots: ShardedCounter::new(config.max_size, shards),
+            slots: ShardedCounter::new(config.max_size, shards, Shares::default()),
             idle: idle_stacks(shards),
             gate: CachePadded::new(Gate {
                 clock: PoolClock::new(),
