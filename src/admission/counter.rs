@@ -58,6 +58,39 @@ use super::reserve::{Mode, Reserve};
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
 
+/// How many double reads a snapshot tries before it settles for the last.
+const SNAPSHOT_ROUNDS: usize = 64;
+
+/// The capacity, the reserve and every shard's counts, read at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    capacity: usize,
+    reserve: super::reserve::View,
+    pub(crate) shards: Vec<ShardCounts>,
+}
+
+impl Snapshot {
+    /// Slots held: the capacity less its free slots (the reserve's and the
+    /// shards'). This counts the slots an admission has taken and not yet
+    /// landed on its shard (held by it since it took them), which a sum of
+    /// the shards' usage would miss; it exceeds the capacity only while a
+    /// shrink's debt is unpaid.
+    pub(crate) fn usage(&self) -> usize {
+        let free: i64 = self
+            .shards
+            .iter()
+            .map(|counts| counts.limit.saturating_sub(counts.usage) as i64)
+            .sum::<i64>()
+            + self.reserve.free();
+        (self.capacity as i64 - free).max(0) as usize
+    }
+
+    /// Slots no shard leases (negative in a shrink's debt).
+    pub(crate) fn reserve(&self) -> i64 {
+        self.reserve.free()
+    }
+}
+
 /// A capacity of slots leased to shards, each an atomic usage word on its
 /// own cache line, and a reserve of the slots no shard holds.
 #[derive(Debug)]
@@ -121,8 +154,19 @@ impl ShardedCounter {
     /// Gives back a slot admitted on `shard`.
     #[inline]
     pub(crate) fn release(&self, shard: usize) {
-        self.shards[shard].release();
-        self.settle(shard);
+        if self.shards[shard].release() {
+            self.pay_back();
+        } else {
+            self.settle(shard);
+        }
+    }
+
+    /// A shard over its limit (closed by a shrink) released a slot: the
+    /// slot left the shard, and the reserve gets it.
+    #[cold]
+    #[inline(never)]
+    fn pay_back(&self) {
+        self.reserve.add(1);
     }
 
     /// After `shard` gained a free slot: while capacity is not plentiful, the
@@ -152,29 +196,33 @@ impl ShardedCounter {
         self.shards.len()
     }
 
-    /// Slots held on shard `shard` right now.
-    pub(crate) fn shard_usage(&self, shard: usize) -> usize {
-        self.shards[shard].usage() as usize
+    /// The capacity, the reserve and every shard's counts at one moment:
+    /// read twice until both reads agree (the grant counts only grow and the
+    /// reserve has a version, so agreeing reads bracket a moment at which all
+    /// were as read). Slots move between shards, so a sum of reads taken at
+    /// different moments could count one slot twice; this never does. Gives
+    /// up after a bounded number of rounds under heavy churn and returns the
+    /// last read.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let read = || Snapshot {
+            capacity: self.capacity(),
+            reserve: self.reserve.load(),
+            shards: self.shards.iter().map(|shard| shard.counts()).collect(),
+        };
+        let mut last = read();
+        for _ in 0..SNAPSHOT_ROUNDS {
+            let again = read();
+            if again == last && !again.reserve.moving() {
+                break;
+            }
+            last = again;
+        }
+        last
     }
 
-    /// The part of the capacity shard `shard` leases right now.
-    pub(crate) fn shard_limit(&self, shard: usize) -> usize {
-        self.shards[shard].limit() as usize
-    }
-
-    /// The slots no shard leases right now (negative in a shrink's debt).
-    pub(crate) fn reserve(&self) -> i64 {
-        self.reserve.load().free()
-    }
-
-    /// Slots held right now, summed over the shards, each read once.
+    /// Slots held right now, from a [`snapshot`](Self::snapshot).
     pub(crate) fn usage(&self) -> usize {
-        self.shards.iter().map(|shard| shard.usage() as usize).sum()
-    }
-
-    /// Shard `shard`'s usage and grants, read together.
-    pub(crate) fn shard_counts(&self, shard: usize) -> ShardCounts {
-        self.shards[shard].counts()
+        self.snapshot().usage()
     }
 
     /// Refusals whose probe started on shard `shard`, ever.

@@ -106,6 +106,7 @@ pub(crate) struct Shard {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ShardCounts {
     pub(crate) usage: u64,
+    pub(crate) limit: u64,
     pub(crate) accepted: u64,
 }
 
@@ -154,11 +155,16 @@ impl Shard {
 
     /// Gives back one unit of usage taken by [`try_admit`](Self::try_admit)
     /// or [`admit_leased`](Self::admit_leased). The slot stays leased to this
-    /// shard, free for its next admission.
+    /// shard, free for its next admission, unless the shard was over its
+    /// limit (closed by a shrink while it held more): then the slot leaves
+    /// the shard, and the release returns `true` so that the caller pays it
+    /// to the reserve.
     #[inline]
-    pub(crate) fn release(&self) {
+    #[must_use]
+    pub(crate) fn release(&self) -> bool {
         let previous = self.word.fetch_sub(1, Ordering::SeqCst);
         debug_assert!(usage_of(previous) > 0, "released a shard with no usage");
+        usage_of(previous) > limit_of(previous)
     }
 
     /// Admits one unit that brings `lease` more slots with it: usage and
@@ -201,7 +207,7 @@ impl Shard {
     pub(crate) fn take_slack(&self, most: u64) -> Result<u64, u64> {
         let mut current = self.word.load(Ordering::SeqCst);
         loop {
-            let slack = limit_of(current) - usage_of(current);
+            let slack = limit_of(current).saturating_sub(usage_of(current));
             if slack == 0 {
                 return Err(current);
             }
@@ -219,7 +225,8 @@ impl Shard {
     }
 
     /// The limit admissions are checked against right now.
-    pub(crate) fn limit(&self) -> u64 {
+    #[cfg(all(test, not(sidejob_loom)))]
+    fn limit(&self) -> u64 {
         limit_of(self.word.load(Ordering::Acquire))
     }
 
@@ -229,15 +236,27 @@ impl Shard {
         self.word.load(Ordering::Acquire)
     }
 
-    /// Free slots (limit above usage) right now; read in the sweep's
-    /// store-then-load pair, so `SeqCst`.
-    pub(crate) fn slack(&self) -> u64 {
+    /// Free slots (limit above usage) and the limit, right now; read in
+    /// the sweep's store-then-load pair, so `SeqCst`.
+    pub(crate) fn slack_and_limit(&self) -> (u64, u64) {
         let word = self.word.load(Ordering::SeqCst);
-        limit_of(word) - usage_of(word)
+        (
+            limit_of(word).saturating_sub(usage_of(word)),
+            limit_of(word),
+        )
+    }
+
+    /// Closes the shard: its limit drops to 0, below the slots it holds,
+    /// so it admits nothing and each of its releases leaves it (see
+    /// [`release`](Self::release)). Returns the free slots it had.
+    pub(crate) fn close(&self) -> u64 {
+        let previous = self.word.fetch_and(!LIMIT_MASK, Ordering::SeqCst);
+        limit_of(previous).saturating_sub(usage_of(previous))
     }
 
     /// Permits held on this shard right now.
-    pub(crate) fn usage(&self) -> u64 {
+    #[cfg(all(test, not(sidejob_loom)))]
+    fn usage(&self) -> u64 {
         usage_of(self.word.load(Ordering::Acquire))
     }
 
@@ -283,6 +302,7 @@ impl Shard {
                 let wraps = before / 2 + u64::from(word & CARRY != 0);
                 return ShardCounts {
                     usage: usage_of(word),
+                    limit: limit_of(word),
                     accepted: wraps * COUNT_WRAP + (word >> COUNT_SHIFT),
                 };
             }
@@ -312,7 +332,7 @@ mod tests {
         let before = shard.word();
         assert_eq!(shard.try_admit(), Err(before));
         assert_eq!(shard.word(), before);
-        shard.release();
+        assert!(!shard.release());
         assert_ne!(shard.word(), before);
         assert!(shard.try_admit().is_ok());
         let counts = shard.counts();
@@ -329,10 +349,24 @@ mod tests {
         assert_eq!((shard.usage(), shard.limit()), (1, 1));
         let full = shard.word();
         assert_eq!(shard.take_slack(1), Err(full)); // the held slot stays
-        shard.release();
+        assert!(!shard.release());
         assert_eq!(shard.take_slack(1), Ok(1));
         assert_eq!((shard.usage(), shard.limit()), (0, 0));
         assert_eq!(shard.counts().accepted, 1);
+    }
+
+    #[test]
+    fn a_closed_shard_admits_nothing_and_its_releases_leave_it() {
+        let shard = Shard::new(3);
+        assert!(shard.try_admit().is_ok());
+        assert!(shard.try_admit().is_ok());
+        assert_eq!(shard.close(), 1); // one free slot went with the limit
+        assert!(shard.try_admit().is_err());
+        assert!(shard.release()); // 2 held, limit 0: over
+        assert_eq!(shard.admit_leased(1), 2); // a lease lands over the limit
+        assert!(shard.release());
+        assert!(!shard.release()); // 1 held, limit 1: at the limit
+        assert_eq!(shard.take_slack(5), Ok(1));
     }
 
     #[test]
@@ -341,7 +375,7 @@ mod tests {
         shard.set_count_for_test(COUNT_WRAP - 2);
         for n in 1..=5u64 {
             assert!(shard.try_admit().is_ok());
-            shard.release();
+            assert!(!shard.release());
             assert_eq!(shard.counts().accepted, COUNT_WRAP - 2 + n);
         }
         // A second wrap while the first carry is still pending folds it first.
@@ -370,7 +404,7 @@ mod tests {
                         let mut admitted = 0;
                         while admitted < PER_THREAD {
                             if shard.try_admit().is_ok() {
-                                shard.release();
+                                assert!(!shard.release());
                                 admitted += 1;
                             }
                         }

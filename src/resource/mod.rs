@@ -431,22 +431,22 @@ impl Resource {
     /// ```
     pub fn stats(&self) -> ResourceStats {
         let capacity = self.capacity();
-        let count = self.counter.shard_count();
-        let shards: Vec<ShardStats> = (0..count)
-            .map(|index| {
-                let counts = self.counter.shard_counts(index);
-                ShardStats {
-                    limit: self.counter.shard_limit(index),
-                    usage: counts.usage as usize,
-                    accepted: counts.accepted,
-                    rejected: self.counter.shard_rejected(index),
-                }
+        let snapshot = self.counter.snapshot();
+        let shards: Vec<ShardStats> = snapshot
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(index, counts)| ShardStats {
+                limit: counts.limit as usize,
+                usage: counts.usage as usize,
+                accepted: counts.accepted,
+                rejected: self.counter.shard_rejected(index),
             })
             .collect();
         let by = |priority| self.counter.rejected_by(priority);
         ResourceStats {
             capacity,
-            usage: shards.iter().map(|s| s.usage).sum(),
+            usage: snapshot.usage(),
             accepted: shards.iter().map(|s| s.accepted).sum(),
             rejected: shards.iter().map(|s| s.rejected).sum(),
             rejected_by_priority: PriorityCounts {
@@ -454,7 +454,7 @@ impl Resource {
                 normal: by(Priority::Normal),
                 sheddable: by(Priority::Sheddable),
             },
-            reserve: self.counter.reserve(),
+            reserve: snapshot.reserve(),
             shards,
         }
     }
@@ -464,12 +464,12 @@ impl Resource {
 /// summed over the shards; a grant no longer held was released.
 fn sample(counter: &ShardedCounter) -> Sample {
     let mut sample = Sample::default();
-    for index in 0..counter.shard_count() {
-        let counts = counter.shard_counts(index);
+    let snapshot = counter.snapshot();
+    for (index, counts) in snapshot.shards.iter().enumerate() {
         sample.accepted += counts.accepted;
-        sample.usage += counts.usage as usize;
         sample.rejected += counter.shard_rejected(index);
     }
+    sample.usage = snapshot.usage();
     sample.completed = sample.accepted.saturating_sub(sample.usage as u64);
     sample
 }

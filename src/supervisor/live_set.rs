@@ -82,10 +82,17 @@ impl Shared {
     }
 
     pub(super) fn live_count(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| lock(&shard.live).children.len())
-            .sum()
+        self.live_counts().iter().sum()
+    }
+
+    /// Each shard's live children at one moment: every shard's set is
+    /// locked, in shard order, before any is read. Slots move between
+    /// shards, so counts read one shard at a time could see a child that
+    /// ended on one shard and the child that took its slot on another.
+    /// Nothing else holds two of these locks at once.
+    pub(super) fn live_counts(&self) -> Vec<usize> {
+        let sets: Vec<_> = self.shards.iter().map(|shard| lock(&shard.live)).collect();
+        sets.iter().map(|live| live.children.len()).collect()
     }
 
     /// Registers a child admitted on `shard` in that shard's live set and

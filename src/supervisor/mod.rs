@@ -354,15 +354,16 @@ impl Supervisor {
                 .map(|shard| field(shard).load(Ordering::Relaxed))
                 .sum()
         };
-        let shards = self
-            .shared
+        let live = self.shared.live_counts();
+        let snapshot = self.shared.slots.snapshot();
+        let shards = snapshot
             .shards
             .iter()
-            .enumerate()
-            .map(|(index, shard)| SupervisorShardStats {
-                limit: self.shared.slots.shard_limit(index),
-                usage: self.shared.slots.shard_usage(index),
-                live: lock(&shard.live).children.len(),
+            .zip(live)
+            .map(|(counts, live)| SupervisorShardStats {
+                limit: counts.limit as usize,
+                usage: counts.usage as usize,
+                live,
             })
             .collect::<Vec<_>>();
         SupervisorStats {

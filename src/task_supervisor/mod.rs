@@ -407,14 +407,20 @@ impl TaskSupervisor {
     pub fn stats(&self) -> TaskSupervisorStats {
         let shared = &self.shared;
         let capacity = self.capacity();
-        let shards: Vec<TaskShardStats> = shared
+        // Every shard's live set locked at once (in shard order; nothing
+        // else holds two), so the counts are of one moment.
+        let sets: Vec<_> = shared.shards.iter().map(|shard| spin_lock(&shard.live)).collect();
+        let live: Vec<usize> = sets.iter().map(|set| set.children.len()).collect();
+        drop(sets);
+        let snapshot = shared.slots.snapshot();
+        let shards: Vec<TaskShardStats> = snapshot
             .shards
             .iter()
-            .enumerate()
-            .map(|(index, shard)| TaskShardStats {
-                limit: shared.slots.shard_limit(index),
-                usage: shared.slots.shard_usage(index),
-                live: spin_lock(&shard.live).children.len(),
+            .zip(live)
+            .map(|(counts, live)| TaskShardStats {
+                limit: counts.limit as usize,
+                usage: counts.usage as usize,
+                live,
             })
             .collect();
         let sum = |field: fn(&shared::TaskShard) -> &crate::sync::AtomicU64| -> u64 {
