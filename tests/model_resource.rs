@@ -5,21 +5,22 @@
 //! permit picked by index; `set_capacity`; a churn of up to 65,540
 //! acquire-and-drop rounds that carries a shard's grant count across its
 //! wraps) run against a real `Resource` and against [`Model`], a small
-//! sequential reference written here by hand from docs/design.md ("The
-//! mechanism", "Resizing") and the shrink rules in src/resource.rs. After
-//! every step the test checks that:
+//! sequential reference written here by hand from docs/design.md ("How
+//! capacity moves", "Resizing"). After every step the test checks that:
 //!
-//! * an acquire is granted by exactly the shard the model predicts
-//!   ([`Permit::shard`]): the first shard, probing `start, start+1, …`
-//!   wrapping, whose usage is below its admission limit; and refused with
-//!   [`Overload`] if and only if every shard is full in probe order;
+//! * an acquire is granted by the shard the model predicts
+//!   ([`Permit::shard`]): always its start shard, which either had a free
+//!   slot, leased from the reserve, or took a free slot of the first shard
+//!   with one in probe order; and refused with [`Overload`] if and only if
+//!   no slot was free;
 //! * independently of the model's internals, an acquire succeeds if and only
 //!   if usage is below capacity ("acquires are refused until usage is back
 //!   under it"), and usage is above capacity only as the documented
 //!   leftover of a shrink: never above what was held when the capacity was
 //!   last set;
 //! * `usage()`, `capacity()` and every figure of `stats()` (totals, and per
-//!   shard `limit` = share, `usage`, `accepted`, `rejected`) equal the model's.
+//!   shard `limit` (its lease), `usage`, `accepted`, `rejected`, and the
+//!   reserve) equal the model's.
 //!
 //! Failing cases shrink to a minimal operation sequence (a `Vec` of [`Op`]).
 //! The default is 64 cases of up to 30 operations, a second or so in a debug
@@ -32,6 +33,7 @@ mod support;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use sidejob::{Overload, OwnedPermit, Permit, Resource};
+use support::admission_model::Slots;
 use support::model_config::config;
 
 /// The most shards a generated resource has.
@@ -84,130 +86,32 @@ fn churn_times() -> impl Strategy<Value = u32> {
     prop_oneof![1u32..=3, 32_760u32..=32_776, 65_530u32..=65_540]
 }
 
-/// The sequential reference: what each shard holds and admits up to.
+/// The sequential reference: the admission core's slots, and the shard of
+/// each permit the test holds.
 #[derive(Debug)]
 struct Model {
-    capacity: usize,
-    /// Permits held per shard.
-    usage: Vec<u64>,
-    /// Per-shard admission limits: the share, lowered after a shrink while
-    /// some shard holds more than its share (or 0 everywhere while total
-    /// usage is above capacity).
-    limit: Vec<u64>,
-    accepted: Vec<u64>,
-    /// Refusals, by the shard where the probe started.
-    rejected: Vec<u64>,
+    slots: Slots,
     /// The shard of each held permit, parallel to the test's `held` vector.
     held: Vec<usize>,
 }
 
 impl Model {
-    /// A fresh resource of `capacity` over `shards` shards: limits = shares.
     fn new(shards: usize, capacity: usize) -> Model {
-        let mut model = Model {
-            capacity,
-            usage: vec![0; shards],
-            limit: vec![0; shards],
-            accepted: vec![0; shards],
-            rejected: vec![0; shards],
+        Model {
+            slots: Slots::new(shards, capacity),
             held: Vec::new(),
-        };
-        model.replan();
-        model
-    }
-
-    /// The number of shards.
-    fn shards(&self) -> usize {
-        self.usage.len()
-    }
-
-    /// Shard `index`'s share of the capacity: an exact spread, the remainder
-    /// going one each to the lowest shards (10 over 4 = [3, 3, 2, 2]).
-    fn share(&self, index: usize) -> u64 {
-        let n = self.shards();
-        (self.capacity / n + usize::from(index < self.capacity % n)) as u64
-    }
-
-    /// Permits held in all.
-    fn total_usage(&self) -> usize {
-        self.usage.iter().sum::<u64>() as usize
-    }
-
-    /// Sets the admission limits from the shares and the usage now
-    /// (design.md, "Resizing"): closed (all 0) while usage exceeds capacity;
-    /// otherwise each share, with the overshoot of the shards above their
-    /// share cut from the shards with room, lowest index first.
-    fn replan(&mut self) {
-        let n = self.shards();
-        if self.total_usage() > self.capacity {
-            self.limit = vec![0; n];
-            return;
-        }
-        let mut overshoot: u64 = (0..n)
-            .map(|i| self.usage[i].saturating_sub(self.share(i)))
-            .sum();
-        for i in 0..n {
-            let share = self.share(i);
-            let cut = overshoot.min(share.saturating_sub(self.usage[i]));
-            overshoot -= cut;
-            self.limit[i] = share - cut;
         }
     }
 
-    /// An acquire probing from `start`: the granting shard, or `Overload`.
     fn acquire(&mut self, start: usize) -> Result<usize, Overload> {
-        let n = self.shards();
-        let start = start % n;
-        let granted = (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&i| self.usage[i] < self.limit[i]);
-        match granted {
-            Some(shard) => {
-                self.usage[shard] += 1;
-                self.accepted[shard] += 1;
-                self.held.push(shard);
-                Ok(shard)
-            }
-            None => {
-                self.rejected[start] += 1;
-                Err(Overload)
-            }
-        }
+        let shard = self.slots.acquire(start)?;
+        self.held.push(shard);
+        Ok(shard)
     }
 
-    /// Releases the held permit at `index`; a shard that was over its limit
-    /// sends the release to the rebalance.
     fn release(&mut self, index: usize) {
         let shard = self.held.remove(index);
-        let over = self.usage[shard] > self.limit[shard];
-        self.usage[shard] -= 1;
-        if over {
-            self.replan();
-        }
-    }
-
-    /// `set_capacity`: store it, then rebalance.
-    fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        self.replan();
-    }
-
-    /// The model's own invariant (design.md): the sum over shards of
-    /// `max(usage, limit)` is at most the capacity unless every limit is 0,
-    /// and no limit exceeds its share.
-    fn check_invariant(&self) -> Result<(), TestCaseError> {
-        let footprint: u64 = (0..self.shards())
-            .map(|i| self.usage[i].max(self.limit[i]))
-            .sum();
-        let closed = self.limit.iter().all(|&l| l == 0);
-        prop_assert!(
-            closed || footprint <= self.capacity as u64,
-            "model broke its own invariant: {self:?}"
-        );
-        for i in 0..self.shards() {
-            prop_assert!(self.limit[i] <= self.share(i), "model limit above share");
-        }
-        Ok(())
+        self.slots.release(shard);
     }
 }
 
@@ -243,6 +147,7 @@ fn home_shard(shards: usize) -> usize {
 
 /// Checks every observable figure of `resource` against `model`.
 fn check_figures(resource: &Resource, model: &Model) -> Result<(), TestCaseError> {
+    let model = &model.slots;
     model.check_invariant()?;
     prop_assert_eq!(resource.capacity(), model.capacity);
     prop_assert_eq!(resource.usage(), model.total_usage());
@@ -253,8 +158,9 @@ fn check_figures(resource: &Resource, model: &Model) -> Result<(), TestCaseError
     prop_assert_eq!(stats.accepted, model.accepted.iter().sum::<u64>());
     prop_assert_eq!(stats.rejected, model.rejected.iter().sum::<u64>());
     prop_assert_eq!(stats.shards.len(), model.shards());
+    prop_assert_eq!(stats.reserve, model.reserve);
     for (i, shard) in stats.shards.iter().enumerate() {
-        prop_assert_eq!(shard.limit as u64, model.share(i), "limit of shard {}", i);
+        prop_assert_eq!(shard.limit as u64, model.limit[i], "limit of shard {}", i);
         prop_assert_eq!(shard.usage as u64, model.usage[i], "usage of shard {}", i);
         prop_assert_eq!(shard.accepted, model.accepted[i], "accepted of shard {}", i);
         prop_assert_eq!(shard.rejected, model.rejected[i], "rejected of shard {}", i);
@@ -339,7 +245,7 @@ fn run(
             }
             Op::SetCapacity { capacity } => {
                 resource.set_capacity(capacity).unwrap();
-                model.set_capacity(capacity);
+                model.slots.set_capacity(capacity);
                 held_at_resize = held.len();
             }
             Op::Churn { start, times } => {
@@ -419,13 +325,13 @@ fn shrink_below_usage_scenario_follows_the_model() {
         acquire(1), // shard 1
         Op::SetCapacity { capacity: 1 },
         acquire(1),               // 3 held of 1: refused
-        Op::Release { index: 0 }, // 2 held of 1
+        Op::Release { index: 0 }, // 2 held of 1: the closed shard 0 pays
         acquire(1),               // refused
-        Op::Release { index: 0 }, // 1 held of 1, on shard 1 (share 0)
+        Op::Release { index: 0 }, // 1 held of 1
         acquire(1),               // refused
-        Op::Release { index: 0 }, // 0 held
-        acquire(1),               // shard 1 has share 0: shard 0
-        acquire(1),               // refused
+        Op::Release { index: 0 }, // 0 held: the reserve holds the 1
+        acquire(1),               // leased home to shard 1
+        acquire(0),               // refused
     ];
     let got = run(2, 4, &ops).unwrap();
     let (refused, ok) = (Err(Overload), Ok);
@@ -438,45 +344,23 @@ fn shrink_below_usage_scenario_follows_the_model() {
             refused,
             refused,
             refused,
-            ok(0),
+            ok(1),
             refused
         ]
     );
 }
 
-/// After a shrink that leaves one shard above its share, the overshoot is
-/// charged to the shards with room, lowest index first: 4 shards of 3, all
-/// on shard 0, shrunk to 8 (shares 2 each) leave limits [2, 1, 2, 2].
+/// Capacity follows the acquires: 4 shards of 3, every acquire from shard
+/// 1. Its own 3 first, then one free slot at a time from shards 2, 3 and
+/// 0, each moved home; the 13th is refused, and capacity is scarce: the
+/// released slots go to the reserve and lease back one at a time.
 #[test]
-fn overshoot_is_charged_to_the_lowest_shards_with_room() {
-    let fill = acquire(0);
-    let from_one = acquire(1);
-    let ops = [
-        fill.clone(),
-        fill.clone(),
-        fill,
-        Op::SetCapacity { capacity: 8 },
-        from_one.clone(), // shard 1 (limit 1)
-        from_one.clone(), // shard 1 is full: shard 2
-        from_one.clone(), // shard 2
-        from_one.clone(), // shard 3
-        from_one.clone(), // shard 3
-        from_one,         // 8 held: refused
-    ];
+fn capacity_moves_to_the_shard_that_acquires() {
+    let mut ops = vec![acquire(1); 13];
+    ops.extend([Op::Release { index: 0 }, acquire(3), acquire(3)]);
     let got = run(4, 12, &ops).unwrap();
     let (refused, ok) = (Err(Overload), Ok);
-    assert_eq!(
-        got,
-        [
-            ok(0),
-            ok(0),
-            ok(0),
-            ok(1),
-            ok(2),
-            ok(2),
-            ok(3),
-            ok(3),
-            refused
-        ]
-    );
+    let mut expected = vec![ok(1); 12];
+    expected.extend([refused, ok(3), refused]);
+    assert_eq!(got, expected);
 }

@@ -15,9 +15,9 @@
 //! * a spawn is refused with [`SpawnError::Overload`], the closure handed
 //!   back unrun, if and only if the model is at capacity (as many live as
 //!   the capacity, or more after a shrink), and with [`SpawnError::Closed`]
-//!   after `shutdown`; an admitted child lands on the shard the model's
-//!   probe predicts (the spawning thread's home shard first, then the next
-//!   ones, as for [`sidejob::Resource`]; spawns come from the test thread or
+//!   after `shutdown`; an admitted child lands on the shard the admission
+//!   model predicts (the spawning thread's home shard, to which capacity
+//!   moves, as for [`sidejob::Resource`]; spawns come from the test thread or
 //!   from a thread picked for its home shard), and its id was never handed
 //!   out before;
 //! * a finished child's `join` returns what it returned, and a panicked
@@ -25,7 +25,7 @@
 //! * `shutdown` reports exactly the live children as cancelled and
 //!   remaining (they are blocked, so none can end within a zero grace), and
 //!   each of them sees itself cancelled;
-//! * every figure of `stats()` (totals, and per shard `limit` = share,
+//! * every figure of `stats()` (totals, and per shard `limit` (its lease),
 //!   `usage`, `live`) equals the model's.
 //!
 //! Child threads are named `model-child-…`, and a panic hook installed here
@@ -47,6 +47,7 @@ mod support;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use sidejob::{ChildContext, ChildHandle, ChildId, SpawnError, Supervisor};
+use support::admission_model::Slots;
 use support::model_config::config;
 
 /// The most shards a generated supervisor has.
@@ -117,13 +118,9 @@ struct LiveChild {
 /// The sequential reference: the live children and the slots they hold.
 #[derive(Debug)]
 struct Model {
-    capacity: usize,
-    /// Slots held per shard (one per live child).
-    usage: Vec<u64>,
-    /// Per-shard admission limits, as for a `Resource`: the share, lowered
-    /// after a shrink while some shard holds more than its share (or 0
-    /// everywhere while more children live than the capacity allows).
-    limit: Vec<u64>,
+    /// The admission core's slots (one held per live child), as for a
+    /// `Resource`.
+    slots: Slots,
     /// Live children, parallel to the test's `running` vector.
     live: Vec<LiveChild>,
     closed: bool,
@@ -146,10 +143,8 @@ enum SpawnOutcome {
 impl Model {
     /// A fresh supervisor of `capacity` over `shards` shards.
     fn new(shards: usize, capacity: usize) -> Model {
-        let mut model = Model {
-            capacity,
-            usage: vec![0; shards],
-            limit: vec![0; shards],
+        Model {
+            slots: Slots::new(shards, capacity),
             live: Vec::new(),
             closed: false,
             spawned: 0,
@@ -157,41 +152,6 @@ impl Model {
             panicked: 0,
             rejected: 0,
             refused_closed: 0,
-        };
-        model.replan();
-        model
-    }
-
-    /// The number of shards.
-    fn shards(&self) -> usize {
-        self.usage.len()
-    }
-
-    /// Shard `index`'s share of the capacity: an exact spread, the remainder
-    /// going one each to the lowest shards.
-    fn share(&self, index: usize) -> u64 {
-        let n = self.shards();
-        (self.capacity / n + usize::from(index < self.capacity % n)) as u64
-    }
-
-    /// Sets the admission limits from the shares and the slots held now:
-    /// closed (all 0) while more are held than the capacity; otherwise each
-    /// share, with the overshoot of the shards above their share cut from
-    /// the shards with room, lowest index first.
-    fn replan(&mut self) {
-        let n = self.shards();
-        if self.live.len() > self.capacity {
-            self.limit = vec![0; n];
-            return;
-        }
-        let mut overshoot: u64 = (0..n)
-            .map(|i| self.usage[i].saturating_sub(self.share(i)))
-            .sum();
-        for i in 0..n {
-            let share = self.share(i);
-            let cut = overshoot.min(share.saturating_sub(self.usage[i]));
-            overshoot -= cut;
-            self.limit[i] = share - cut;
         }
     }
 
@@ -199,17 +159,19 @@ impl Model {
     /// the model's state updated for it (except the new child's id, which
     /// [`admit`](Self::admit) records).
     fn spawn(&mut self, home: usize) -> SpawnOutcome {
-        let n = self.shards();
-        let granted = (0..n)
-            .map(|k| (home + k) % n)
-            .find(|&i| self.usage[i] < self.limit[i]);
-        match granted {
-            _ if self.closed => {
+        match self.slots.acquire(home) {
+            // Admitted, then found closed: the slot goes straight back.
+            Ok(shard) if self.closed => {
+                self.slots.release(shard);
                 self.refused_closed += 1;
                 SpawnOutcome::Closed
             }
-            Some(shard) => SpawnOutcome::Admitted(shard),
-            None => {
+            Err(_) if self.closed => {
+                self.refused_closed += 1;
+                SpawnOutcome::Closed
+            }
+            Ok(shard) => SpawnOutcome::Admitted(shard),
+            Err(_) => {
                 self.rejected += 1;
                 SpawnOutcome::Overload
             }
@@ -218,7 +180,6 @@ impl Model {
 
     /// Records a child admitted on `shard` under `id`.
     fn admit(&mut self, shard: usize, id: ChildId) {
-        self.usage[shard] += 1;
         self.spawned += 1;
         self.live.push(LiveChild {
             id,
@@ -228,24 +189,18 @@ impl Model {
     }
 
     /// The live child at `index` ended (panicking or not): it leaves the
-    /// live set and frees its slot; a shard that was over its limit sends
-    /// the release to the rebalance.
+    /// live set and frees its slot.
     fn end(&mut self, index: usize, panicked: bool) -> LiveChild {
         let child = self.live.remove(index);
-        let over = self.usage[child.shard] > self.limit[child.shard];
-        self.usage[child.shard] -= 1;
-        if over {
-            self.replan();
-        }
+        self.slots.release(child.shard);
         self.finished += 1;
         self.panicked += u64::from(panicked);
         child
     }
 
-    /// `set_capacity`: store it, then rebalance.
+    /// `set_capacity`, through the slots.
     fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        self.replan();
+        self.slots.set_capacity(capacity);
     }
 
     /// `shutdown`: closed from now on; every live child is cancelled.
@@ -349,14 +304,15 @@ fn check_figures(
 ) -> Result<(), TestCaseError> {
     prop_assert_eq!(supervisor.which_children(), model.live_ids());
     prop_assert_eq!(supervisor.count(), model.live.len());
-    prop_assert_eq!(supervisor.capacity(), model.capacity);
+    model.slots.check_invariant()?;
+    prop_assert_eq!(supervisor.capacity(), model.slots.capacity);
     prop_assert_eq!(supervisor.is_closed(), model.closed);
     for (child, known) in running.iter().zip(&model.live) {
         prop_assert_eq!(child.handle.id(), known.id);
         prop_assert!(!child.handle.is_finished(), "{} is blocked", known.id);
     }
     let stats = supervisor.stats();
-    prop_assert_eq!(stats.capacity, model.capacity);
+    prop_assert_eq!(stats.capacity, model.slots.capacity);
     prop_assert_eq!(stats.live, model.live.len());
     prop_assert_eq!(stats.spawned, model.spawned);
     prop_assert_eq!(stats.finished, model.finished);
@@ -364,11 +320,11 @@ fn check_figures(
     prop_assert_eq!(stats.rejected, model.rejected);
     prop_assert_eq!(stats.closed, model.refused_closed);
     prop_assert_eq!(stats.spawn_failed, 0);
-    prop_assert_eq!(stats.shards.len(), model.shards());
+    prop_assert_eq!(stats.shards.len(), model.slots.shards());
     for (i, shard) in stats.shards.iter().enumerate() {
         let live_here = model.live.iter().filter(|c| c.shard == i).count();
-        prop_assert_eq!(shard.limit as u64, model.share(i), "limit of shard {}", i);
-        prop_assert_eq!(shard.usage as u64, model.usage[i], "usage of shard {}", i);
+        prop_assert_eq!(shard.limit as u64, model.slots.limit[i], "limit of shard {}", i);
+        prop_assert_eq!(shard.usage as u64, model.slots.usage[i], "usage of shard {}", i);
         prop_assert_eq!(shard.live, live_here, "live on shard {}", i);
     }
     Ok(())
@@ -391,7 +347,7 @@ fn run(shards: usize, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> 
     for (step, op) in ops.iter().enumerate() {
         match *op {
             Op::Spawn { home: from } => {
-                let at_capacity = model.live.len() >= model.capacity;
+                let at_capacity = model.live.len() >= model.slots.capacity;
                 let (tell, commands) = channel();
                 let token = Arc::new(());
                 let body = child_body(commands, Arc::clone(&token));

@@ -50,9 +50,12 @@ fn capacity_zero_is_a_closed_gate() {
 fn more_shards_than_capacity_still_admits_the_whole_capacity() {
     let resource = Resource::builder().capacity(2).shards(16).build().unwrap();
     assert_eq!(limits(&resource).iter().filter(|&&l| l == 0).count(), 14);
-    // Whatever the start, the probe finds the two shards with room.
+    // Whatever the start, the probe finds the two shards with room and
+    // moves a slot home.
     let a = resource.try_acquire_from(9).unwrap();
     let b = resource.try_acquire_from(15).unwrap();
-    assert_eq!((a.shard(), b.shard()), (0, 1));
+    assert_eq!((a.shard(), b.shard()), (9, 15));
     assert!(resource.try_acquire_from(3).is_err());
+    let limits = limits(&resource);
+    assert_eq!((limits[9], limits[15], limits.iter().sum::<usize>()), (1, 1, 2));
 }

@@ -1,5 +1,7 @@
-//! Placement: a probe starts at its home shard and visits home+1, home+2, ...
-//! wrapping, each shard once; threads get stable homes spread round-robin.
+//! Placement: an acquire lands on its home shard, whose free slots come
+//! first; when it has none, a free slot moves home from home+1, home+2, ...
+//! wrapping, each shard visited once; threads get stable homes spread
+//! round-robin.
 
 use std::collections::BTreeMap;
 use std::thread;
@@ -7,24 +9,37 @@ use std::thread;
 use sidejob::Resource;
 
 #[test]
-fn the_probe_visits_home_then_the_next_shards_in_order() {
+fn slots_move_home_from_the_next_shards_in_order() {
     let resource = Resource::builder().capacity(4).shards(4).build().unwrap();
-    let shards: Vec<usize> = (0..4)
-        .map(|_| resource.try_acquire_from(2).unwrap())
-        .map(|permit| {
-            let shard = permit.shard();
-            std::mem::forget(permit); // keep the slot taken for the next probe
-            shard
-        })
-        .collect();
-    assert_eq!(shards, [2, 3, 0, 1]);
+    let limits = |resource: &Resource| -> Vec<usize> {
+        resource.stats().shards.iter().map(|s| s.limit).collect()
+    };
+    let mut held = Vec::new();
+    let mut after = Vec::new();
+    for _ in 0..4 {
+        let permit = resource.try_acquire_from(2).unwrap();
+        assert_eq!(permit.shard(), 2);
+        held.push(permit);
+        after.push(limits(&resource));
+    }
+    // Home's own slot, then one from shard 3, 0 and 1 in turn.
+    assert_eq!(
+        after,
+        [
+            [1, 1, 1, 1],
+            [1, 1, 2, 0],
+            [0, 1, 3, 0],
+            [0, 0, 4, 0]
+        ]
+    );
     assert!(resource.try_acquire_from(2).is_err());
 }
 
 #[test]
 fn start_shards_wrap_modulo_the_shard_count() {
     let resource = Resource::builder().capacity(3).shards(3).build().unwrap();
-    assert_eq!(resource.try_acquire_from(4).unwrap().shard(), 1);
+    let _held = resource.try_acquire_from(4).unwrap();
+    assert_eq!(_held.shard(), 1);
     assert_eq!(
         resource.try_acquire_from(usize::MAX).unwrap().shard(),
         usize::MAX % 3

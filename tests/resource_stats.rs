@@ -22,15 +22,25 @@ fn one_refusal_counts_once_however_many_shards_were_probed() {
 fn accepted_counts_per_shard_where_the_permit_came_from() {
     let resource = Resource::builder().capacity(2).shards(2).build().unwrap();
     let a = resource.try_acquire_from(0).unwrap();
-    let b = resource.try_acquire_from(0).unwrap(); // probes on to shard 1
+    let b = resource.try_acquire_from(1).unwrap();
+    let c = resource.try_acquire_from(0); // shard 0 is full, and so is 1
+    assert!(c.is_err());
+    drop(b);
+    // Capacity has been scarce since the refusal: shard 1's freed slot went
+    // to the reserve, and an acquire from 0 leases it there.
+    let d = resource.try_acquire_from(0).unwrap();
+    assert_eq!(d.shard(), 0);
     let stats = resource.stats();
-    assert_eq!(stats.shards[0].accepted, 1);
+    assert_eq!(stats.shards[0].accepted, 2);
     assert_eq!(stats.shards[1].accepted, 1);
-    assert_eq!(stats.shards[0].usage + stats.shards[1].usage, 2);
+    assert_eq!((stats.shards[0].usage, stats.shards[1].usage), (2, 0));
+    assert_eq!((stats.shards[0].limit, stats.shards[1].limit), (2, 0));
+    assert_eq!((stats.shards[0].rejected, stats.shards[1].rejected), (1, 0));
     assert_eq!(stats.usage, 2);
+    let (a, b) = (a, d);
     drop((a, b));
     let stats = resource.stats();
-    assert_eq!((stats.usage, stats.accepted, stats.rejected), (0, 2, 0));
+    assert_eq!((stats.usage, stats.accepted, stats.rejected), (0, 3, 1));
 }
 
 #[test]

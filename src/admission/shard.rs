@@ -167,18 +167,21 @@ impl Shard {
         usage_of(previous) > limit_of(previous)
     }
 
-    /// Admits one unit that brings `lease` more slots with it: usage and
-    /// limit grow together, whatever the shard held. Returns the grant's
-    /// number, as [`try_admit`](Self::try_admit) does.
+    /// Admits one unit that brings `lease` more slots with it: usage grows
+    /// by one and the limit becomes `max(usage, limit) + lease`, whatever
+    /// the shard held. Returns the grant's number, as
+    /// [`try_admit`](Self::try_admit) does.
     ///
     /// The caller took the `lease` slots from the reserve or another shard;
-    /// until this CAS they were counted nowhere, held by this admission.
+    /// until this CAS they were counted nowhere, held by this admission. On
+    /// a shard over its limit (closed by a shrink) the lease reopens it: the
+    /// slots it holds stay counted once, in `max(usage, limit)`.
     pub(crate) fn admit_leased(&self, lease: u64) -> u64 {
-        let add = ADMIT + (lease << LIMIT_SHIFT);
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            debug_assert!(limit_of(current) + lease <= MAX_SHARD_LIMIT);
-            let mut next = current.wrapping_add(add);
+            let limit = usage_of(current).max(limit_of(current)) + lease;
+            debug_assert!(limit <= MAX_SHARD_LIMIT);
+            let mut next = (current.wrapping_add(ADMIT) & !LIMIT_MASK) | (limit << LIMIT_SHIFT);
             if next >> COUNT_SHIFT == 0 {
                 if current & CARRY != 0 {
                     current = self.fold_carry();
@@ -363,9 +366,8 @@ mod tests {
         assert_eq!(shard.close(), 1); // one free slot went with the limit
         assert!(shard.try_admit().is_err());
         assert!(shard.release()); // 2 held, limit 0: over
-        assert_eq!(shard.admit_leased(1), 2); // a lease lands over the limit
-        assert!(shard.release());
-        assert!(!shard.release()); // 1 held, limit 1: at the limit
+        assert_eq!(shard.admit_leased(1), 2); // a lease reopens it: limit 1 + 1
+        assert!(!shard.release()); // 1 held, limit 2
         assert_eq!(shard.take_slack(5), Ok(1));
     }
 

@@ -175,8 +175,9 @@ impl Resource {
     /// let resource = sidejob::Resource::builder().capacity(3).shards(3).build()?;
     /// let permit = resource.try_acquire_from(2)?;
     /// assert_eq!(permit.shard(), 2);
-    /// let next = resource.try_acquire_from(2)?; // shard 2 is full: probe on
-    /// assert_eq!(next.shard(), 0);
+    /// let next = resource.try_acquire_from(2)?; // shard 2 is full: a slot moves there
+    /// assert_eq!(next.shard(), 2);
+    /// assert_eq!(resource.stats().shards[2].limit, 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
