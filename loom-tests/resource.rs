@@ -1,5 +1,7 @@
-//! The resource's protocol: admission through the probe, release, and
-//! resizing with the rebalance.
+//! The resource's protocol (the admission core): admission on the home
+//! shard, leases from the reserve, slots moved home from other shards,
+//! refusals by snapshot or by the reserve alone once capacity is scarce,
+//! sweeps, resizes through the reserve, and priorities.
 
 use super::*;
 
@@ -101,8 +103,8 @@ fn probe_finds_the_other_shard() {
 }
 
 /// (c) Growing races with acquire and release: nothing is refused that the
-/// old capacity would admit, the bound is the larger capacity, and the new
-/// limits are exact afterwards.
+/// old capacity would admit, the bound is the larger capacity, and the
+/// limits and the reserve account for the new capacity afterwards.
 #[test]
 fn grow_races_with_acquire_and_release() {
     loom::model(|| {
@@ -131,8 +133,7 @@ fn grow_races_with_acquire_and_release() {
         resizer.join().unwrap();
         worker.join().unwrap();
 
-        let limits: Vec<usize> = resource.stats().shards.iter().map(|s| s.limit).collect();
-        assert_eq!(limits, [1, 1]);
+        assert_eq!(accounted(&resource), 2);
         let a = resource.try_acquire().unwrap();
         let b = resource.try_acquire().unwrap();
         assert!(resource.try_acquire().is_err());
@@ -180,25 +181,23 @@ fn shrink_races_with_acquire() {
     });
 }
 
-/// (c'') After a shrink left shard 0 above its share, its release races with
-/// an acquire on shard 1: the acquire gets in only once the overshoot is
-/// gone, so holders never exceed the new capacity, and the limits end up
-/// back at their shares.
+/// (c'') After a shrink below the usage closed the shards, a release racing
+/// an acquire on the other shard pays the reserve: the acquire gets in only
+/// once usage is under the new capacity, so holders never exceed it, and
+/// the limits and the reserve account for it afterwards.
 #[test]
-fn release_after_shrink_rebalances() {
+fn release_after_shrink_pays_the_debt() {
     loom::model(|| {
         let resource = Arc::new(Resource::builder().capacity(4).shards(2).build().unwrap());
         let first = resource.try_acquire_owned_from(0).unwrap();
         let second = resource.try_acquire_owned_from(0).unwrap();
         assert_eq!(second.shard(), 0);
-        resource.set_capacity(2).unwrap(); // shares [1, 1]; shard 0 holds 2
-        assert!(
-            resource.try_acquire_from(1).is_err(),
-            "overshoot not charged"
-        );
+        resource.set_capacity(1).unwrap(); // 2 held of 1: closed, in debt
+        assert!(resource.try_acquire_from(1).is_err(), "debt not charged");
         let holders = Arc::new(Holders::new(2));
         holders.enter();
         holders.enter();
+        let after_release = Arc::new(Holders::new(1));
 
         let releaser = {
             let holders = Arc::clone(&holders);
@@ -220,12 +219,16 @@ fn release_after_shrink_rebalances() {
         };
         releaser.join().unwrap();
         acquirer.join().unwrap();
-        // The overshoot is gone: shard 1 admits again, exactly its share.
+        // One held of capacity 1: nothing more gets in.
+        assert!(resource.try_acquire_from(1).is_err());
+        drop(second);
+        after_release.enter();
         let on_one = resource.try_acquire_from(1).expect("false overload");
         assert_eq!(on_one.shard(), 1);
         assert!(resource.try_acquire().is_err());
-        drop((on_one, second));
+        drop(on_one);
         assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 1);
     });
 }
 
@@ -267,5 +270,271 @@ fn owned_permits_outlive_every_handle() {
         drop(resource);
         releaser.join().unwrap();
         acquirer.join().unwrap();
+    });
+}
+
+/// The shards' limits plus the reserve: the capacity, when nothing is in
+/// flight and no shrink's debt is unpaid.
+fn accounted(resource: &Resource) -> i64 {
+    let stats = resource.stats();
+    stats.shards.iter().map(|s| s.limit as i64).sum::<i64>() + stats.reserve
+}
+
+/// (m) A move racing an admission: two slots, one per shard, and three
+/// acquires that hold what they get. Thread A acquires twice from shard 0
+/// (the second moves shard 1's slot home unless B took it first); B
+/// acquires once from shard 1. Nobody releases, so exactly two are
+/// admitted: a refusal happens only with both slots held.
+#[test]
+fn a_move_racing_an_admission_admits_exactly_the_capacity() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(2).build().unwrap());
+        let holders = Arc::new(Holders::new(2));
+        let mover = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                let held: Vec<_> = (0..2)
+                    .filter_map(|_| resource.try_acquire_owned_from(0).ok())
+                    .inspect(|_| holders.enter())
+                    .collect();
+                held
+            })
+        };
+        let other = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                let held = resource.try_acquire_owned_from(1).ok();
+                if held.is_some() {
+                    holders.enter();
+                }
+                held
+            })
+        };
+        let moved = mover.join().unwrap();
+        let stayed = other.join().unwrap();
+        assert_eq!(moved.len() + usize::from(stayed.is_some()), 2);
+        assert!(moved.iter().all(|permit| permit.shard() == 0));
+        drop((moved, stayed));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 2);
+    });
+}
+
+/// (n) A move racing a release: shard 0's slot is held and released by one
+/// thread, which then acquires from shard 1; another acquires from shard 0
+/// meanwhile (its home is full until the release, so it moves shard 1's
+/// slot home or takes the released one). Two slots, at most two holders:
+/// neither may be refused.
+#[test]
+fn a_move_racing_a_release_is_never_refused() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(2).build().unwrap());
+        let held = resource.try_acquire_owned_from(0).unwrap();
+        let mover = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                let permit = resource.try_acquire_from(0).expect("false overload");
+                assert_eq!(permit.shard(), 0);
+            })
+        };
+        let releaser = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                drop(held);
+                resource.try_acquire_from(1).expect("false overload").shard()
+            })
+        };
+        mover.join().unwrap();
+        assert_eq!(releaser.join().unwrap(), 1);
+        assert_eq!(resource.stats().rejected, 0);
+        assert_eq!(accounted(&resource), 2);
+    });
+}
+
+/// (s) The sweep's store-then-load pair with a release: one slot, held on
+/// shard 0. The releaser drops it and raises a flag. The other thread
+/// acquires from shard 1; a refusal there starts a sweep, after which
+/// capacity is scarce and refusals read the reserve alone. If it then sees
+/// the flag, the slot is free and its next acquire must be admitted: a
+/// free slot left on shard 0 while scarce would be refused here.
+#[test]
+fn a_release_racing_the_sweep_is_never_lost() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(1).shards(2).build().unwrap());
+        let held = resource.try_acquire_owned_from(0).unwrap();
+        let released = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let releaser = {
+            let released = Arc::clone(&released);
+            thread::spawn(move || {
+                drop(held);
+                released.store(true, Ordering::SeqCst);
+            })
+        };
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            let released = Arc::clone(&released);
+            thread::spawn(move || {
+                let first = resource.try_acquire_from(1);
+                if first.is_err() && released.load(Ordering::SeqCst) {
+                    resource.try_acquire_from(1).expect("false overload after the sweep");
+                }
+            })
+        };
+        releaser.join().unwrap();
+        acquirer.join().unwrap();
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 1);
+        let only = resource.try_acquire().expect("the slot is free");
+        assert!(resource.try_acquire().is_err());
+        drop(only);
+    });
+}
+
+/// (r) A shrink into debt racing a release and an acquire: two slots held,
+/// capacity shrunk to 1. Holders never exceed the old capacity, and an
+/// acquire that starts once the shrink has returned and usage reads 1 is
+/// refused: one is still held, and that is the capacity (a free slot that
+/// a release left on a shard in debt would admit it). Afterwards exactly
+/// one slot is left.
+#[test]
+fn a_shrink_into_debt_racing_a_release_and_an_acquire_keeps_the_bound() {
+    use loom::sync::atomic::AtomicBool;
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(2).build().unwrap());
+        let holders = Arc::new(Holders::new(2));
+        let first = resource.try_acquire_owned_from(0).unwrap();
+        let second = resource.try_acquire_owned_from(1).unwrap();
+        holders.enter();
+        holders.enter();
+        let shrunk = Arc::new(AtomicBool::new(false));
+        let resizer = {
+            let resource = Arc::clone(&resource);
+            let shrunk = Arc::clone(&shrunk);
+            thread::spawn(move || {
+                resource.set_capacity(1).unwrap();
+                shrunk.store(true, Ordering::SeqCst);
+            })
+        };
+        let releaser = {
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                holders.leave();
+                drop(first);
+            })
+        };
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            let shrunk = Arc::clone(&shrunk);
+            thread::spawn(move || {
+                let after = shrunk.load(Ordering::SeqCst) && resource.usage() <= 1;
+                if let Ok(permit) = resource.try_acquire_from(0) {
+                    assert!(!after, "admitted past the new capacity");
+                    holders.enter();
+                    holders.leave();
+                    drop(permit);
+                }
+            })
+        };
+        resizer.join().unwrap();
+        releaser.join().unwrap();
+        acquirer.join().unwrap();
+        // One held, capacity 1: full.
+        assert!(resource.try_acquire_from(0).is_err());
+        assert!(resource.try_acquire_from(1).is_err());
+        holders.leave();
+        drop(second);
+        let only = resource.try_acquire().expect("the slot is free");
+        assert!(resource.try_acquire().is_err());
+        drop(only);
+        assert_eq!(accounted(&resource), 1);
+    });
+}
+
+/// (l) A chunk lease racing a shrink's closing sweep: capacity grown to 4
+/// in the reserve, leased two at a time; a shrink to 1 meanwhile. Whatever
+/// the order, no free slot stays behind on a shard while the reserve is in
+/// debt: after the lease's permit is dropped, exactly one is admitted.
+#[test]
+fn a_chunk_lease_racing_a_shrink_leaves_no_slot_behind() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(0).shards(2).build().unwrap());
+        resource.set_capacity(4).unwrap();
+        let leaser = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.try_acquire_owned_from(0).ok())
+        };
+        let resizer = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.set_capacity(1).unwrap())
+        };
+        let permit = leaser.join().unwrap();
+        resizer.join().unwrap();
+        if permit.is_some() {
+            assert!(resource.try_acquire_from(1).is_err());
+        }
+        drop(permit);
+        let only = resource.try_acquire_from(1).expect("the slot is free");
+        assert!(resource.try_acquire_from(0).is_err());
+        drop(only);
+        assert_eq!(accounted(&resource), 1);
+    });
+}
+
+/// (q) Priorities are strict under concurrency: capacity 2, sheddable share
+/// 0.5, so a sheddable acquire needs the usage after it to stay at most 1.
+/// Two threads each take a sheddable permit while the main thread holds a
+/// normal one for a while: never two sheddable holders, never three in
+/// all; and afterwards one caller gets exactly one sheddable permit, and a
+/// critical acquire the slot left.
+#[test]
+fn a_share_is_strict_under_concurrency() {
+    use sidejob::Priority;
+    loom::model(|| {
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(2)
+                .shards(2)
+                .share(Priority::Sheddable, 0.5)
+                .build()
+                .unwrap(),
+        );
+        let sheddable = Arc::new(Holders::new(1));
+        let all = Arc::new(Holders::new(2));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let resource = Arc::clone(&resource);
+                let (sheddable, all) = (Arc::clone(&sheddable), Arc::clone(&all));
+                thread::spawn(move || {
+                    if let Ok(permit) = resource.try_acquire_with(Priority::Sheddable) {
+                        sheddable.enter();
+                        all.enter();
+                        all.leave();
+                        sheddable.leave();
+                        drop(permit);
+                    }
+                })
+            })
+            .collect();
+        if let Ok(permit) = resource.try_acquire() {
+            all.enter();
+            all.leave();
+            drop(permit);
+        }
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(resource.usage(), 0);
+        let first = resource
+            .try_acquire_with(Priority::Sheddable)
+            .expect("exact for one caller");
+        assert!(resource.try_acquire_with(Priority::Sheddable).is_err());
+        let critical = resource
+            .try_acquire_with(Priority::Critical)
+            .expect("the slot sheddable work leaves");
+        drop((first, critical));
+        assert_eq!(accounted(&resource), 2);
     });
 }

@@ -199,3 +199,17 @@ pub(crate) fn check_thread_name(name: &str) -> Result<(), crate::error::BuildErr
     }
     Ok(())
 }
+
+/// The middle of a store-then-load pair between `SeqCst` accesses (a
+/// release writing its shard, then reading the reserve's mode; a sweep
+/// writing the mode, then reading the shards). C11 and Rust order all
+/// `SeqCst` accesses in one total order, so either thread sees the other's
+/// store and the pair needs nothing more. Loom models `SeqCst` accesses as
+/// `AcqRel` (tokio-rs/loom#180) and would report the pair broken, so under
+/// loom this is a `SeqCst` fence, which loom models fully; in a real build
+/// it is nothing, and the fast path pays no `mfence`.
+#[inline(always)]
+pub(crate) fn seqcst_pair() {
+    #[cfg(sidejob_loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}

@@ -51,15 +51,16 @@
 use crossbeam_utils::CachePadded;
 
 use crate::error::{BuildError, Overload};
-use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{seqcst_pair, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares};
 use super::reserve::{Mode, Reserve};
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
 
-/// How many double reads a snapshot tries before it settles for the last.
-const SNAPSHOT_ROUNDS: usize = 64;
+/// How many double reads a snapshot tries before it settles for the last
+/// (few under loom, whose every read is a branch to explore).
+const SNAPSHOT_ROUNDS: usize = if cfg!(sidejob_loom) { 2 } else { 64 };
 
 /// The capacity, the reserve and every shard's counts, read at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +174,7 @@ impl ShardedCounter {
     /// slot goes to the reserve (see `# Orderings`).
     #[inline]
     pub(super) fn settle(&self, shard: usize) {
+        seqcst_pair();
         if self.reserve.load().mode() != Mode::Spread {
             self.hand_back(shard);
         }

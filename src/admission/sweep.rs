@@ -30,7 +30,7 @@
 //! are serialised by the counter's resize mutex, which admissions and
 //! releases never take.
 
-use crate::sync::{lock, yield_now, Ordering};
+use crate::sync::{lock, seqcst_pair, yield_now, Ordering};
 
 use super::counter::ShardedCounter;
 use super::reserve::Mode;
@@ -49,6 +49,7 @@ impl ShardedCounter {
     /// The sweep proper, by the thread that moved the mode to `Sweeping`.
     /// Closes each shard while the reserve is in debt.
     fn sweep_claimed(&self) {
+        seqcst_pair();
         for shard in self.shards.iter() {
             let debt = self.reserve.load().free() < 0;
             let (slack, limit) = shard.slack_and_limit();
