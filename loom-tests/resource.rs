@@ -343,7 +343,10 @@ fn a_move_racing_a_release_is_never_refused() {
             let resource = Arc::clone(&resource);
             thread::spawn(move || {
                 drop(held);
-                resource.try_acquire_from(1).expect("false overload").shard()
+                resource
+                    .try_acquire_from(1)
+                    .expect("false overload")
+                    .shard()
             })
         };
         mover.join().unwrap();
@@ -378,7 +381,9 @@ fn a_release_racing_the_sweep_is_never_lost() {
             thread::spawn(move || {
                 let first = resource.try_acquire_from(1);
                 if first.is_err() && released.load(Ordering::SeqCst) {
-                    resource.try_acquire_from(1).expect("false overload after the sweep");
+                    resource
+                        .try_acquire_from(1)
+                        .expect("false overload after the sweep");
                 }
             })
         };

@@ -350,10 +350,11 @@ fn shrink_below_usage_scenario_follows_the_model() {
     );
 }
 
-/// Capacity follows the acquires: 4 shards of 3, every acquire from shard
-/// 1. Its own 3 first, then one free slot at a time from shards 2, 3 and
-/// 0, each moved home; the 13th is refused, and capacity is scarce: the
-/// released slots go to the reserve and lease back one at a time.
+/// Capacity follows the acquires: 4 shards of 3, and every acquire starts
+/// at shard 1, which takes its own 3 first, then one free slot at a time
+/// from shards 2, 3 and 0, each moved home. The 13th is refused, and
+/// capacity is scarce: released slots go to the reserve and lease back one
+/// at a time.
 #[test]
 fn capacity_moves_to_the_shard_that_acquires() {
     let mut ops = vec![acquire(1); 13];

@@ -323,8 +323,18 @@ fn check_figures(
     prop_assert_eq!(stats.shards.len(), model.slots.shards());
     for (i, shard) in stats.shards.iter().enumerate() {
         let live_here = model.live.iter().filter(|c| c.shard == i).count();
-        prop_assert_eq!(shard.limit as u64, model.slots.limit[i], "limit of shard {}", i);
-        prop_assert_eq!(shard.usage as u64, model.slots.usage[i], "usage of shard {}", i);
+        prop_assert_eq!(
+            shard.limit as u64,
+            model.slots.limit[i],
+            "limit of shard {}",
+            i
+        );
+        prop_assert_eq!(
+            shard.usage as u64,
+            model.slots.usage[i],
+            "usage of shard {}",
+            i
+        );
         prop_assert_eq!(shard.live, live_here, "live on shard {}", i);
     }
     Ok(())

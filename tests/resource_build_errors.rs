@@ -46,7 +46,11 @@ fn a_capacity_above_the_maximum_is_refused_by_name() {
     assert!(message(err).contains("above the maximum of 16777215"));
     // One shard may lease the whole capacity, so the maximum does not grow
     // with the shards.
-    assert!(Resource::builder().capacity(16_777_215).shards(1).build().is_ok());
+    assert!(Resource::builder()
+        .capacity(16_777_215)
+        .shards(1)
+        .build()
+        .is_ok());
     let err = Resource::builder()
         .capacity(16_777_216)
         .shards(64)

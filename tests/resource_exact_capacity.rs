@@ -57,5 +57,8 @@ fn more_shards_than_capacity_still_admits_the_whole_capacity() {
     assert_eq!((a.shard(), b.shard()), (9, 15));
     assert!(resource.try_acquire_from(3).is_err());
     let limits = limits(&resource);
-    assert_eq!((limits[9], limits[15], limits.iter().sum::<usize>()), (1, 1, 2));
+    assert_eq!(
+        (limits[9], limits[15], limits.iter().sum::<usize>()),
+        (1, 1, 2)
+    );
 }

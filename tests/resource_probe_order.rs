@@ -25,12 +25,7 @@ fn slots_move_home_from_the_next_shards_in_order() {
     // Home's own slot, then one from shard 3, 0 and 1 in turn.
     assert_eq!(
         after,
-        [
-            [1, 1, 1, 1],
-            [1, 1, 2, 0],
-            [0, 1, 3, 0],
-            [0, 0, 4, 0]
-        ]
+        [[1, 1, 1, 1], [1, 1, 2, 0], [0, 1, 3, 0], [0, 0, 4, 0]]
     );
     assert!(resource.try_acquire_from(2).is_err());
 }

@@ -40,11 +40,11 @@ mod sweep;
 
 pub(crate) use counter::ShardedCounter;
 pub(crate) use home::home_shard;
+pub use priority::Priority;
+pub(crate) use priority::Shares;
 pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;
-pub use priority::Priority;
-pub(crate) use priority::Shares;
 pub use sizing::MAX_SHARDS;
 pub(crate) use sizing::{check_capacity, limit_for, Sizing};
 pub(crate) use split_shard::SplitShard;

@@ -146,11 +146,7 @@ impl Reserve {
     /// Takes `want` slots if more than `keep` are free, leaving at least
     /// `keep`; `mode` maps the mode seen to the one to leave. `Err` with the
     /// word seen when `keep` or fewer were free.
-    pub(crate) fn lease(
-        &self,
-        keep: i64,
-        want: impl Fn(View) -> (i64, Mode),
-    ) -> Result<i64, View> {
+    pub(crate) fn lease(&self, keep: i64, want: impl Fn(View) -> (i64, Mode)) -> Result<i64, View> {
         let mut seen = self.load();
         loop {
             if seen.free() <= keep {
@@ -183,7 +179,11 @@ impl Reserve {
         let mut seen = self.load();
         loop {
             let next = seen.add(arrived);
-            let next = if moving { next | MOVING } else { next & !MOVING };
+            let next = if moving {
+                next | MOVING
+            } else {
+                next & !MOVING
+            };
             match self
                 .word
                 .compare_exchange(seen.0, next, Ordering::SeqCst, Ordering::SeqCst)
@@ -203,7 +203,10 @@ mod tests {
     fn free_is_signed_and_every_change_moves_the_version() {
         let reserve = Reserve::new(3);
         let first = reserve.load();
-        assert_eq!((first.free(), first.mode(), first.moving()), (3, Mode::Spread, false));
+        assert_eq!(
+            (first.free(), first.mode(), first.moving()),
+            (3, Mode::Spread, false)
+        );
         assert_eq!(reserve.add(-5).free(), -2);
         assert_eq!(reserve.add(2).free(), 0);
         let back = reserve.load();
@@ -211,7 +214,10 @@ mod tests {
         assert_eq!(reserve.lease(0, |_| (1, Mode::Spread)), Err(back));
         reserve.add(4);
         assert_eq!(reserve.lease(1, |_| (10, Mode::Scarce)), Ok(3));
-        assert_eq!((reserve.load().free(), reserve.load().mode()), (1, Mode::Scarce));
+        assert_eq!(
+            (reserve.load().free(), reserve.load().mode()),
+            (1, Mode::Scarce)
+        );
         reserve.set_moving(true, 0);
         assert!(reserve.load().moving());
         reserve.set_moving(false, 2);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
-use crate::admission::{Shares, ShardedCounter, Sizing};
+use crate::admission::{ShardedCounter, Shares, Sizing};
 use crate::error::BuildError;
 use crate::rates::Rates;
 use crate::sync::{check_thread_name, AtomicBool, Condvar, Mutex};

@@ -409,7 +409,11 @@ impl TaskSupervisor {
         let capacity = self.capacity();
         // Every shard's live set locked at once (in shard order; nothing
         // else holds two), so the counts are of one moment.
-        let sets: Vec<_> = shared.shards.iter().map(|shard| spin_lock(&shard.live)).collect();
+        let sets: Vec<_> = shared
+            .shards
+            .iter()
+            .map(|shard| spin_lock(&shard.live))
+            .collect();
         let live: Vec<usize> = sets.iter().map(|set| set.children.len()).collect();
         drop(sets);
         let snapshot = shared.slots.snapshot();

@@ -31,7 +31,7 @@ use crossbeam_utils::CachePadded;
 use slab::Slab;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::{Shares, ShardedCounter};
+use crate::admission::{ShardedCounter, Shares};
 use crate::children::ChildId;
 use crate::sync::{lock, spin_lock, AtomicBool, AtomicU64, Mutex, Ordering, SpinLock};
 

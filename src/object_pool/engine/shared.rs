@@ -9,7 +9,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use crossbeam_utils::CachePadded;
 
-use crate::admission::{Shares, ShardedCounter};
+use crate::admission::{ShardedCounter, Shares};
 use crate::latency::LatencyHistogram;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
