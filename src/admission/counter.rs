@@ -155,11 +155,24 @@ impl ShardedCounter {
     /// Gives back a slot admitted on `shard`.
     #[inline]
     pub(crate) fn release(&self, shard: usize) {
+        if self.reserve.load().mode() == Mode::Scarce {
+            return self.release_to_reserve(shard);
+        }
         if self.shards[shard].release() {
             self.pay_back();
         } else {
             self.settle(shard);
         }
+    }
+
+    /// A release while capacity is scarce: the slot leaves the shard with
+    /// the usage, in one CAS, and goes to the reserve. (Had capacity turned
+    /// plentiful meanwhile, the slot is as well in the reserve.)
+    #[cold]
+    #[inline(never)]
+    fn release_to_reserve(&self, shard: usize) {
+        self.shards[shard].release_leaving();
+        self.reserve.add(1);
     }
 
     /// A shard over its limit (closed by a shrink) released a slot: the

@@ -59,7 +59,11 @@ impl ShardedCounter {
     #[cold]
     #[inline(never)]
     pub(super) fn admit_slow(&self, start: usize, priority: Priority) -> Result<usize, Overload> {
-        let keep = self.shares.keep(priority, self.capacity()) as i64;
+        let keep = if self.shares.whole(priority) {
+            0
+        } else {
+            self.shares.keep(priority, self.capacity()) as i64
+        };
         for _ in 0..ROUNDS {
             let seen = match self.reserve.lease(keep, |seen| self.lease_size(seen, keep)) {
                 Ok(lease) => {

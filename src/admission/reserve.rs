@@ -132,15 +132,13 @@ impl Reserve {
             .map_err(View)
     }
 
-    /// Adds `delta` slots (negative to take them), whatever else changes.
+    /// Adds `delta` slots (negative to take them), whatever else changes,
+    /// in one `fetch_add`: `delta` in two's complement plus one version.
+    /// The free field never borrows from the bits above it (it stays above
+    /// -2^31), and the version wraps off the top of the word.
     pub(crate) fn add(&self, delta: i64) -> View {
-        let mut seen = self.load();
-        loop {
-            match self.update(seen, delta, seen.mode()) {
-                Ok(now) => return now,
-                Err(actual) => seen = actual,
-            }
-        }
+        let step = (delta as u64).wrapping_add(VERSION_ONE);
+        View(self.word.fetch_add(step, Ordering::SeqCst).wrapping_add(step))
     }
 
     /// Takes `want` slots if more than `keep` are free, leaving at least

@@ -167,6 +167,31 @@ impl Shard {
         usage_of(previous) > limit_of(previous)
     }
 
+    /// Gives back one unit of usage and takes its slot off the shard: the
+    /// limit drops with the usage (unless the shard is over its limit,
+    /// where the slot leaves anyway). The caller hands the slot to the
+    /// reserve.
+    pub(crate) fn release_leaving(&self) {
+        let mut current = self.word.load(Ordering::Acquire);
+        loop {
+            debug_assert!(usage_of(current) > 0, "released a shard with no usage");
+            let next = if usage_of(current) > limit_of(current) {
+                current - 1
+            } else {
+                current - 1 - (1 << LIMIT_SHIFT)
+            };
+            match self.word.compare_exchange_weak(
+                current,
+                next,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
     /// Admits one unit that brings `lease` more slots with it: usage grows
     /// by one and the limit becomes `max(usage, limit) + lease`, whatever
     /// the shard held. Returns the grant's number, as

@@ -45,19 +45,32 @@
 //!
 //! Benchmark ids are `admission/<mode>/<t>-thread[s]/<contender>`.
 //!
+//! # Modes beyond criterion
+//!
+//! * `SIDEJOB_BENCH_MODE=matrix`: goodput and refusal latency where capacity
+//!   is tight, threads x capacity, against one shared counter and tokio's
+//!   `Semaphore` (see `matrix.rs`).
+//! * `SIDEJOB_BENCH_MODE=resize`: admissions while `set_capacity` runs every
+//!   10 ms (see `resize.rs`).
+//!
 //! # Running
 //!
 //! ```text
 //! cargo bench --bench admission
 //! SIDEJOB_BENCH_THREADS=1,2,4,8,16 cargo bench --bench admission
 //! cargo bench --bench admission -- 'admission/overload/2-threads'
+//! SIDEJOB_BENCH_MODE=matrix cargo bench --bench admission
+//! SIDEJOB_BENCH_MODE=resize SIDEJOB_BENCH_SECONDS=1 cargo bench --bench admission
 //! ```
 //!
 //! The thread counts default to 1 and the number of CPUs. Criterion settings
 //! (1 s warm-up, 3 s measurement, 30 samples) can be overridden on the command
 //! line as usual, e.g. `-- --measurement-time 10`.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod matrix;
+mod resize;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -65,7 +78,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{run_threads, thread_counts};
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use crossbeam_utils::CachePadded;
 
 /// Capacity in the uncontended mode: more than any thread count will hold.
@@ -329,4 +342,19 @@ criterion_group! {
     config = common::criterion_config();
     targets = admission
 }
-criterion_main!(benches);
+
+/// `SIDEJOB_BENCH_MODE=matrix` or `resize` runs that mode and prints its
+/// table; otherwise criterion runs the benches above.
+fn main() {
+    match std::env::var("SIDEJOB_BENCH_MODE").as_deref() {
+        Ok("matrix") => matrix::run(),
+        Ok("resize") => resize::run(),
+        Ok(other) => panic!("SIDEJOB_BENCH_MODE: `{other}` is not `matrix` or `resize`"),
+        Err(_) => {
+            benches();
+            criterion::Criterion::default()
+                .configure_from_args()
+                .final_summary();
+        }
+    }
+}
