@@ -110,12 +110,19 @@ impl Default for Shares {
 }
 
 impl Shares {
-    /// The shares a builder collected (unset ones 1.0); the errors name the
-    /// setting `share`.
+    /// The shares a builder collected; the errors name the setting
+    /// `share`. An unset share is the share of the priority above it (1
+    /// when none is set), so that lowering `Normal` alone lowers
+    /// `Sheddable` with it.
     pub(crate) fn checked(set: [Option<f64>; 3]) -> Result<Shares, BuildError> {
         let mut shares = [1.0; 3];
         for (index, share) in set.iter().enumerate() {
-            let Some(share) = *share else { continue };
+            let Some(share) = *share else {
+                if index > 0 {
+                    shares[index] = shares[index - 1];
+                }
+                continue;
+            };
             let name = Priority::ALL[index];
             if !(share > 0.0 && share <= 1.0) {
                 return Err(BuildError::new(
@@ -189,5 +196,8 @@ mod tests {
         ] {
             assert_eq!(Shares::checked(bad).unwrap_err().setting(), "share");
         }
+        // An unset share follows the one above it.
+        let normal_only = Shares::checked([None, Some(0.5), None]).unwrap();
+        assert_eq!(normal_only.keep(Priority::Sheddable, 10), 5);
     }
 }

@@ -58,8 +58,10 @@ impl ResourceBuilder {
     }
 
     /// The part of the capacity that requests of `priority` may fill, in
-    /// (0, 1]. Default 1 for every priority; [`Priority::Critical`]'s is
-    /// always 1, and a lower priority's share may not exceed a higher one's.
+    /// (0, 1]. [`Priority::Critical`]'s is always 1, and a lower priority's
+    /// share may not exceed a higher one's. An unset share is the share of
+    /// the priority above it: 1 for all by default, and setting `Normal`
+    /// alone sets `Sheddable` with it.
     ///
     /// A request of priority `p` is admitted only if the usage after it
     /// stays at most ⌊share(p) × capacity⌋ (shares follow

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
+use super::prioritize::Unprioritized;
 use super::shed::Shed;
 use crate::{BuildError, Resource};
 
@@ -30,8 +31,9 @@ use crate::{BuildError, Resource};
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone)]
-pub struct ShedLayer {
+pub struct ShedLayer<P = Unprioritized> {
     resource: Arc<Resource>,
+    prioritize: P,
 }
 
 impl ShedLayer {
@@ -48,7 +50,10 @@ impl ShedLayer {
     /// assert!(Arc::ptr_eq(layer.resource(), &resource));
     /// ```
     pub fn new(resource: Arc<Resource>) -> Self {
-        ShedLayer { resource }
+        ShedLayer {
+            resource,
+            prioritize: Unprioritized,
+        }
     }
 
     /// A layer over a new resource of `capacity` requests in flight, one
@@ -72,6 +77,42 @@ impl ShedLayer {
         Ok(ShedLayer::new(Arc::new(resource)))
     }
 
+    /// Gives each request the priority `prioritize` picks (a
+    /// `Fn(&Request) -> Priority`; see [`Prioritize`](super::Prioritize)):
+    /// its services then take the permit in `call`, with that request's
+    /// priority, so that under overload the priorities below `Critical`
+    /// are refused once their [share](crate::ResourceBuilder::share) of the
+    /// capacity is in use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{Priority, Resource};
+    /// use tower::{service_fn, Layer, Service, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let resource = Arc::new(Resource::builder().capacity(1).share(Priority::Normal, 0.5).build()?);
+    /// let layer = sidejob::tower::ShedLayer::new(resource)
+    ///     .priority(|name: &String| if name == "health" { Priority::Critical } else { Priority::Normal });
+    /// let mut service = layer.layer(service_fn(|name: String| async move {
+    ///     Ok::<_, std::convert::Infallible>(name)
+    /// }));
+    /// // ⌊0.5 × 1⌋ = 0 slots for normal requests; the one slot is critical's.
+    /// assert!(service.ready().await?.call("work".into()).await.is_err());
+    /// assert_eq!(service.ready().await?.call("health".into()).await?, "health");
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn priority<F>(self, prioritize: F) -> ShedLayer<F> {
+        ShedLayer {
+            resource: self.resource,
+            prioritize,
+        }
+    }
+}
+
+impl<P> ShedLayer<P> {
     /// The shared resource: its stats count the requests admitted, refused
     /// and in flight.
     ///
@@ -87,15 +128,19 @@ impl ShedLayer {
     }
 }
 
-impl<S> Layer<S> for ShedLayer {
-    type Service = Shed<S>;
+impl<S, P: Clone> Layer<S> for ShedLayer<P> {
+    type Service = Shed<S, P>;
 
-    fn layer(&self, inner: S) -> Shed<S> {
-        Shed::new(inner, Arc::clone(&self.resource))
+    fn layer(&self, inner: S) -> Shed<S, P> {
+        Shed::with_priority(
+            inner,
+            Arc::clone(&self.resource),
+            self.prioritize.clone(),
+        )
     }
 }
 
-impl fmt::Debug for ShedLayer {
+impl<P> fmt::Debug for ShedLayer<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedLayer")
             .field("resource", &self.resource)

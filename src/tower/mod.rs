@@ -33,6 +33,7 @@
 #[cfg(feature = "http")]
 mod http;
 mod layer;
+mod prioritize;
 mod readiness;
 mod response_future;
 mod shed;
@@ -40,6 +41,7 @@ mod shed;
 #[cfg(feature = "http")]
 pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody};
 pub use layer::ShedLayer;
+pub use prioritize::{Prioritize, Unprioritized};
 pub use response_future::ResponseFuture;
 pub use shed::Shed;
 

@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
+use super::prioritize::{Prioritize, Unprioritized};
 use super::readiness::{Decision, Readiness};
 use super::response_future::ResponseFuture;
 use super::BoxError;
@@ -45,9 +46,10 @@ use crate::Resource;
 /// # }).unwrap();
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub struct Shed<S> {
+pub struct Shed<S, P = Unprioritized> {
     inner: S,
     resource: Arc<Resource>,
+    prioritize: P,
     readiness: Readiness,
 }
 
@@ -65,9 +67,42 @@ impl<S> Shed<S> {
     /// assert_eq!(service.resource().capacity(), 8);
     /// ```
     pub fn new(inner: S, resource: Arc<Resource>) -> Self {
+        Shed::with_priority(inner, resource, Unprioritized)
+    }
+}
+
+impl<S, P> Shed<S, P> {
+    /// Wraps `inner` like [`new`](Shed::new), giving each request the
+    /// priority `prioritize` picks (see [`Prioritize`]): the permit is then
+    /// taken in `call`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{Priority, Resource};
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let resource = Arc::new(Resource::builder().capacity(2).share(Priority::Sheddable, 0.5).build()?);
+    /// let by_size = |n: &u32| if *n > 100 { Priority::Sheddable } else { Priority::Normal };
+    /// let mut service = sidejob::tower::Shed::with_priority(
+    ///     service_fn(|n: u32| async move { Ok::<_, std::convert::Infallible>(n) }),
+    ///     Arc::clone(&resource),
+    ///     by_size,
+    /// );
+    /// let held = resource.try_acquire_owned()?; // half the capacity in use
+    /// assert!(service.ready().await?.call(500).await.unwrap_err().is::<sidejob::Overload>());
+    /// assert_eq!(service.ready().await?.call(5).await?, 5);
+    /// # drop(held);
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn with_priority(inner: S, resource: Arc<Resource>, prioritize: P) -> Self {
         Shed {
             inner,
             resource,
+            prioritize,
             readiness: Readiness::Unready,
         }
     }
@@ -102,10 +137,11 @@ impl<S> Shed<S> {
     }
 }
 
-impl<S, Request> Service<Request> for Shed<S>
+impl<S, P, Request> Service<Request> for Shed<S, P>
 where
     S: Service<Request>,
     S::Error: Into<BoxError>,
+    P: Prioritize<Request>,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -115,13 +151,17 @@ where
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         let inner = &mut self.inner;
         self.readiness
-            .poll_ready(&self.resource, || inner.poll_ready(cx))
+            .poll_ready(&self.resource, P::AT_CALL, || inner.poll_ready(cx))
             .map_err(Into::into)
     }
 
     #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
-        match self.readiness.take_for_call("Shed") {
+        let prioritize = &self.prioritize;
+        let decision =
+            self.readiness
+                .take_for_call("Shed", &self.resource, || prioritize.priority(&request));
+        match decision {
             Decision::Admitted(permit) => {
                 ResponseFuture::admitted(self.inner.call(request), permit)
             }

@@ -8,6 +8,7 @@ use http::HeaderValue;
 use tower_layer::Layer;
 
 use super::service::HttpShed;
+use crate::tower::prioritize::Unprioritized;
 use crate::{BuildError, Resource};
 
 /// A tower [`Layer`] for HTTP services: a request that finds every shard of
@@ -40,9 +41,10 @@ use crate::{BuildError, Resource};
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 #[derive(Clone)]
-pub struct HttpShedLayer {
+pub struct HttpShedLayer<P = Unprioritized> {
     resource: Arc<Resource>,
     retry_after: HeaderValue,
+    prioritize: P,
 }
 
 impl HttpShedLayer {
@@ -59,6 +61,7 @@ impl HttpShedLayer {
         HttpShedLayer {
             resource,
             retry_after: HeaderValue::from_static("1"),
+            prioritize: Unprioritized,
         }
     }
 
@@ -79,6 +82,9 @@ impl HttpShedLayer {
         Ok(HttpShedLayer::new(Arc::new(resource)))
     }
 
+}
+
+impl<P> HttpShedLayer<P> {
     /// The `Retry-After` a refused request is told: `after` in whole
     /// seconds, rounded up (so never 0 unless `after` is zero).
     ///
@@ -96,6 +102,44 @@ impl HttpShedLayer {
         self
     }
 
+    /// Gives each request the priority `prioritize` picks from it (a
+    /// `Fn(&http::Request<B>) -> Priority`; see
+    /// [`Prioritize`](crate::tower::Prioritize)): the permit is then taken
+    /// in `call`, so that under overload `Sheddable` routes get their 503s
+    /// first and `Critical` ones (health checks) find the slots the others
+    /// must leave.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{Priority, Resource};
+    ///
+    /// let resource = Arc::new(
+    ///     Resource::builder()
+    ///         .capacity(64)
+    ///         .share(Priority::Normal, 0.9)
+    ///         .share(Priority::Sheddable, 0.5)
+    ///         .build()?,
+    /// );
+    /// let layer = sidejob::tower::HttpShedLayer::new(resource).priority(
+    ///     |request: &http::Request<String>| match request.uri().path() {
+    ///         "/health" => Priority::Critical,
+    ///         path if path.starts_with("/batch") => Priority::Sheddable,
+    ///         _ => Priority::Normal,
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn priority<F>(self, prioritize: F) -> HttpShedLayer<F> {
+        HttpShedLayer {
+            resource: self.resource,
+            retry_after: self.retry_after,
+            prioritize,
+        }
+    }
+
     /// The shared resource, for its stats.
     ///
     /// # Examples
@@ -110,15 +154,20 @@ impl HttpShedLayer {
     }
 }
 
-impl<S> Layer<S> for HttpShedLayer {
-    type Service = HttpShed<S>;
+impl<S, P: Clone> Layer<S> for HttpShedLayer<P> {
+    type Service = HttpShed<S, P>;
 
-    fn layer(&self, inner: S) -> HttpShed<S> {
-        HttpShed::new(inner, Arc::clone(&self.resource), self.retry_after.clone())
+    fn layer(&self, inner: S) -> HttpShed<S, P> {
+        HttpShed::new(
+            inner,
+            Arc::clone(&self.resource),
+            self.retry_after.clone(),
+            self.prioritize.clone(),
+        )
     }
 }
 
-impl fmt::Debug for HttpShedLayer {
+impl<P> fmt::Debug for HttpShedLayer<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpShedLayer")
             .field("resource", &self.resource)

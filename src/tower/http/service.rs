@@ -10,6 +10,7 @@ use tower_service::Service;
 
 use super::body::PermitBody;
 use super::future::HttpResponseFuture;
+use crate::tower::prioritize::{Prioritize, Unprioritized};
 use crate::tower::readiness::{Decision, Readiness};
 use crate::Resource;
 
@@ -46,19 +47,26 @@ use crate::Resource;
 /// # }).unwrap();
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub struct HttpShed<S> {
+pub struct HttpShed<S, P = Unprioritized> {
     inner: S,
     resource: Arc<Resource>,
     retry_after: HeaderValue,
+    prioritize: P,
     readiness: Readiness,
 }
 
-impl<S> HttpShed<S> {
-    pub(super) fn new(inner: S, resource: Arc<Resource>, retry_after: HeaderValue) -> Self {
+impl<S, P> HttpShed<S, P> {
+    pub(super) fn new(
+        inner: S,
+        resource: Arc<Resource>,
+        retry_after: HeaderValue,
+        prioritize: P,
+    ) -> Self {
         HttpShed {
             inner,
             resource,
             retry_after,
+            prioritize,
             readiness: Readiness::Unready,
         }
     }
@@ -78,10 +86,11 @@ impl<S> HttpShed<S> {
     }
 }
 
-impl<S, ReqB, ResB> Service<Request<ReqB>> for HttpShed<S>
+impl<S, P, ReqB, ResB> Service<Request<ReqB>> for HttpShed<S, P>
 where
     S: Service<Request<ReqB>, Response = Response<ResB>>,
     ResB: Default,
+    P: Prioritize<Request<ReqB>>,
 {
     type Response = Response<PermitBody<ResB>>;
     type Error = S::Error;
@@ -91,12 +100,18 @@ where
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         let inner = &mut self.inner;
         self.readiness
-            .poll_ready(&self.resource, || inner.poll_ready(cx))
+            .poll_ready(&self.resource, P::AT_CALL, || inner.poll_ready(cx))
     }
 
     #[inline]
     fn call(&mut self, request: Request<ReqB>) -> Self::Future {
-        match self.readiness.take_for_call("HttpShed") {
+        let prioritize = &self.prioritize;
+        let decision = self
+            .readiness
+            .take_for_call("HttpShed", &self.resource, || {
+                prioritize.priority(&request)
+            });
+        match decision {
             Decision::Admitted(permit) => {
                 HttpResponseFuture::admitted(self.inner.call(request), permit)
             }
@@ -105,18 +120,19 @@ where
     }
 }
 
-impl<S: Clone> Clone for HttpShed<S> {
+impl<S: Clone, P: Clone> Clone for HttpShed<S, P> {
     /// A clone shares the resource, and starts unreadied.
     fn clone(&self) -> Self {
         HttpShed::new(
             self.inner.clone(),
             Arc::clone(&self.resource),
             self.retry_after.clone(),
+            self.prioritize.clone(),
         )
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for HttpShed<S> {
+impl<S: fmt::Debug, P> fmt::Debug for HttpShed<S, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpShed")
             .field("inner", &self.inner)

@@ -1,0 +1,122 @@
+//! Priorities in front of a real HTTP server on 127.0.0.1 (axum), driven by
+//! a real HTTP client (hyper-util's) (#28): with `/batch` sheddable (share
+//! 0.5), `/work` normal (share 0.75) and `/health` critical, a capacity of
+//! 4 lets batch fill 2 slots, work 3 in all, and health the last one; each
+//! refusal is a 503 counted under its priority.
+#![cfg(feature = "http")]
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::Router;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use sidejob::tower::HttpShedLayer;
+use sidejob::{Priority, Resource};
+use tokio::sync::{mpsc, Semaphore};
+
+/// What the handlers share with the test.
+struct Handlers {
+    /// A handler says it has started.
+    entered: mpsc::UnboundedSender<()>,
+    /// Handlers wait here until the test lets them finish.
+    gate: Semaphore,
+}
+
+async fn hold(State(handlers): State<Arc<Handlers>>) -> &'static str {
+    handlers.entered.send(()).unwrap();
+    let _pass = handlers.gate.acquire().await.unwrap();
+    "done"
+}
+
+/// The priority of a request, by its path.
+fn by_path<B>(request: &Request<B>) -> Priority {
+    match request.uri().path() {
+        "/health" => Priority::Critical,
+        path if path.starts_with("/batch") => Priority::Sheddable,
+        _ => Priority::Normal,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sheddable_routes_are_refused_first_and_critical_ones_get_the_last_slot() {
+    let resource = Arc::new(
+        Resource::builder()
+            .capacity(4)
+            .share(Priority::Normal, 0.75)
+            .share(Priority::Sheddable, 0.5)
+            .build()
+            .unwrap(),
+    );
+    let layer = HttpShedLayer::new(Arc::clone(&resource)).priority(by_path);
+    let (entered, mut starts) = mpsc::unbounded_channel();
+    let handlers = Arc::new(Handlers {
+        entered,
+        gate: Semaphore::new(0),
+    });
+    let router = Router::new()
+        .route("/batch", get(hold))
+        .route("/work", get(hold))
+        .route("/health", get(hold))
+        .with_state(Arc::clone(&handlers))
+        .layer(layer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let client: Client<_, Empty<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let get = |path: &'static str| {
+        let client = client.clone();
+        async move {
+            let request = Request::get(format!("http://{address}{path}"))
+                .body(Empty::new())
+                .unwrap();
+            let response = client.request(request).await.unwrap();
+            let status = response.status();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (status, body)
+        }
+    };
+    let mut held = Vec::new();
+    // Admits `path` and waits until its handler runs.
+    let mut admit = |path: &'static str| {
+        held.push(tokio::spawn(get(path)));
+    };
+
+    // Batch fills its share: ⌊0.5 × 4⌋ = 2.
+    admit("/batch");
+    admit("/batch");
+    for _ in 0..2 {
+        starts.recv().await.unwrap();
+    }
+    assert_eq!(get("/batch").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    // Work gets one more: ⌊0.75 × 4⌋ = 3 in all.
+    admit("/work");
+    starts.recv().await.unwrap();
+    assert_eq!(get("/work").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(get("/batch").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    // Health finds the slot the others had to leave.
+    admit("/health");
+    starts.recv().await.unwrap();
+    assert_eq!(resource.usage(), 4);
+    assert_eq!(get("/health").await.0, StatusCode::SERVICE_UNAVAILABLE);
+
+    let stats = resource.stats();
+    let rejected = stats.rejected_by_priority;
+    assert_eq!(
+        (rejected.critical, rejected.normal, rejected.sheddable),
+        (1, 1, 2)
+    );
+    assert_eq!(stats.rejected, 4);
+
+    handlers.gate.add_permits(4);
+    for request in held {
+        let (status, body) = request.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body, "done");
+    }
+    server.abort();
+}
