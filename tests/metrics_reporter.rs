@@ -1,7 +1,8 @@
 //! The `metrics` feature (#20): a test recorder sees every face's figures
-//! under `sidejob_<face>_<figure>` with its `name` label and the values of
-//! its stats; each name is described; a dropped face is no longer
-//! reported; the reporter's own thread publishes on its interval.
+//! under `sidejob_<face>_<figure>` with its `name` label (and a resource's
+//! refusals with a `priority` label, #28) and the values of its stats; each
+//! name is described; a dropped face is no longer reported; the reporter's
+//! own thread publishes on its interval.
 #![cfg(feature = "metrics")]
 
 use std::collections::HashMap;
@@ -12,9 +13,9 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use sidejob::metrics::Reporter;
 use sidejob::{Metered, Resource, Supervisor, TaskSupervisor};
 
-/// `(metric name, name label)` to value, as the recorder saw them, and the
-/// described names.
-type Seen = (HashMap<(String, String), DebugValue>, Vec<String>);
+/// `(metric name, name label, priority label or "")` to value, as the
+/// recorder saw them, and the described names.
+type Seen = (HashMap<(String, String, String), DebugValue>, Vec<String>);
 
 fn report_into(reporter: &Reporter) -> Seen {
     let recorder = DebuggingRecorder::new();
@@ -28,25 +29,42 @@ fn report_into(reporter: &Reporter) -> Seen {
             .labels()
             .map(|label| (label.key().to_owned(), label.value().to_owned()))
             .collect();
-        assert_eq!(labels.len(), 1, "{key:?}");
         assert_eq!(labels[0].0, "name");
+        let priority = match &labels[1..] {
+            [] => String::new(),
+            [(key, priority)] if key == "priority" => priority.clone(),
+            other => panic!("{key:?}: labels {other:?}"),
+        };
         if description.is_some() {
             described.push(key.name().to_owned());
         }
-        values.insert((key.name().to_owned(), labels[0].1.clone()), value);
+        values.insert(
+            (key.name().to_owned(), labels[0].1.clone(), priority),
+            value,
+        );
     }
     (values, described)
 }
 
 fn counter(seen: &Seen, name: &str, label: &str) -> u64 {
-    match seen.0.get(&(name.to_owned(), label.to_owned())) {
+    counter_of(seen, name, label, "")
+}
+
+fn counter_of(seen: &Seen, name: &str, label: &str, priority: &str) -> u64 {
+    match seen
+        .0
+        .get(&(name.to_owned(), label.to_owned(), priority.to_owned()))
+    {
         Some(DebugValue::Counter(value)) => *value,
         other => panic!("{name}{{name={label}}}: {other:?}"),
     }
 }
 
 fn gauge(seen: &Seen, name: &str, label: &str) -> f64 {
-    match seen.0.get(&(name.to_owned(), label.to_owned())) {
+    match seen
+        .0
+        .get(&(name.to_owned(), label.to_owned(), String::new()))
+    {
         Some(DebugValue::Gauge(value)) => value.0,
         other => panic!("{name}{{name={label}}}: {other:?}"),
     }
@@ -83,7 +101,12 @@ fn every_figure_of_every_face_reaches_the_recorder_with_its_name() {
 
     let seen = report_into(&reporter);
     assert_eq!(counter(&seen, "sidejob_resource_accepted_total", "api"), 3);
-    assert_eq!(counter(&seen, "sidejob_resource_rejected_total", "api"), 1);
+    for (priority, refused) in [("critical", 0), ("normal", 1), ("sheddable", 0)] {
+        assert_eq!(
+            counter_of(&seen, "sidejob_resource_rejected_total", "api", priority),
+            refused
+        );
+    }
     assert_eq!(gauge(&seen, "sidejob_resource_usage", "api"), 1.0);
     assert_eq!(gauge(&seen, "sidejob_resource_capacity", "api"), 2.0);
     assert_eq!(gauge(&seen, "sidejob_resource_in_rate", "api"), 0.0);
@@ -98,7 +121,12 @@ fn every_figure_of_every_face_reaches_the_recorder_with_its_name() {
     for face in [&*api as &dyn Metered, &*jobs, &*children] {
         let snapshot = face.snapshot();
         for figure in &snapshot.figures {
-            let key = (snapshot.metric_name(figure), snapshot.name.clone());
+            let priority = figure.label.map_or("", |(_, value)| value).to_owned();
+            let key = (
+                snapshot.metric_name(figure),
+                snapshot.name.clone(),
+                priority,
+            );
             assert!(seen.0.contains_key(&key), "missing {key:?}");
             assert!(seen.1.contains(&key.0), "{} not described", key.0);
         }
@@ -128,7 +156,7 @@ fn a_dropped_face_is_no_longer_reported() {
     drop(gone);
     let seen = report_into(&reporter);
     assert!(
-        seen.0.keys().all(|(_, label)| label == "kept"),
+        seen.0.keys().all(|(_, label, _)| label == "kept"),
         "{:?}",
         seen.0.keys()
     );

@@ -100,6 +100,10 @@ fn a_scrape_holds_every_faces_figures_under_the_reporters_names() {
         samples[r#"sidejob_object_pool_rejected_total{name="db"}"#],
         1.0
     );
+    assert_eq!(
+        samples[r#"sidejob_resource_rejected_total{name="api",priority="normal"}"#],
+        0.0
+    );
     assert_eq!(types["sidejob_resource_accepted"], "counter");
     assert_eq!(types["sidejob_resource_usage"], "gauge");
     assert!(
@@ -112,8 +116,11 @@ fn a_scrape_holds_every_faces_figures_under_the_reporters_names() {
     for face in [&*api as &dyn Metered, &*search, &*pool] {
         let snapshot = face.snapshot();
         for figure in &snapshot.figures {
+            let label = figure
+                .label
+                .map_or(String::new(), |(key, value)| format!(",{key}=\"{value}\""));
             let series = format!(
-                "{}{{name=\"{}\"}}",
+                "{}{{name=\"{}\"{label}}}",
                 snapshot.metric_name(figure),
                 snapshot.name
             );

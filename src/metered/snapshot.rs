@@ -46,6 +46,9 @@ pub struct Figure {
     pub help: &'static str,
     /// Its value.
     pub value: FigureValue,
+    /// A label beside `name` that tells this series from the figure's
+    /// others, e.g. `("priority", "sheddable")` on a resource's `rejected`.
+    pub label: Option<(&'static str, &'static str)>,
 }
 
 /// A figure's value: a count that only grows, or a level.
@@ -106,6 +109,24 @@ impl Snapshot {
             name,
             help,
             value: FigureValue::Counter(value),
+            label: None,
+        });
+        self
+    }
+
+    /// A counter series of `name` told apart by `label`.
+    pub(crate) fn labelled_counter(
+        mut self,
+        name: &'static str,
+        help: &'static str,
+        label: (&'static str, &'static str),
+        value: u64,
+    ) -> Self {
+        self.figures.push(Figure {
+            name,
+            help,
+            value: FigureValue::Counter(value),
+            label: Some(label),
         });
         self
     }
@@ -115,6 +136,7 @@ impl Snapshot {
             name,
             help,
             value: FigureValue::Gauge(value),
+            label: None,
         });
         self
     }

@@ -168,7 +168,10 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner);
         for figure in &snapshot.figures {
             let name = snapshot.metric_name(figure);
-            let labels = [("name", snapshot.name.clone())];
+            let mut labels = vec![("name", snapshot.name.clone())];
+            if let Some((key, value)) = figure.label {
+                labels.push((key, value.to_owned()));
+            }
             let first = described.insert(name.clone());
             match figure.value {
                 FigureValue::Counter(value) => {

@@ -99,7 +99,10 @@ impl PrometheusCollector for Collector {
             };
             let mut family = encoder.encode_descriptor(name, first.help, None, metric_type)?;
             for (snapshot, figure) in samples {
-                let labels = [("name", snapshot.name.as_str())];
+                let mut labels = vec![("name", snapshot.name.as_str())];
+                if let Some(label) = figure.label {
+                    labels.push(label);
+                }
                 let metric = family.encode_family(&labels)?;
                 match figure.value {
                     FigureValue::Counter(value) => ConstCounter::new(value).encode(metric)?,

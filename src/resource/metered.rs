@@ -1,20 +1,36 @@
 //! What a [`Resource`] shows a metrics system ([`Metered`]).
 
 use crate::metered::{Metered, Snapshot};
+use crate::Priority;
 
 use super::Resource;
 
 impl Metered for Resource {
     fn snapshot(&self) -> Snapshot {
         let stats = self.stats();
-        Snapshot::new("resource", self.name())
-            .counter("accepted", "permits granted", stats.accepted)
-            .counter("rejected", "acquires refused with Overload", stats.rejected)
+        let rejected = |snapshot: Snapshot, priority: Priority| {
+            snapshot.labelled_counter(
+                "rejected",
+                "acquires refused with Overload, by the priority they asked with",
+                ("priority", priority.as_str()),
+                stats.rejected_by_priority.get(priority),
+            )
+        };
+        let snapshot = Snapshot::new("resource", self.name())
+            .counter("accepted", "permits granted", stats.accepted);
+        Priority::ALL
+            .into_iter()
+            .fold(snapshot, rejected)
             .gauge("usage", "permits held now", stats.usage as f64)
             .gauge(
                 "capacity",
                 "the most permits held at once",
                 stats.capacity as f64,
+            )
+            .gauge(
+                "reserve",
+                "capacity no shard leases now; negative while a shrink's debt is unpaid",
+                stats.reserve as f64,
             )
             .rates(&self.rates())
     }
