@@ -2,11 +2,16 @@
 //! concurrency limits, reporting what it admitted and refused.
 //!
 //! Each request to `/work` hashes a buffer on tokio's blocking pool for
-//! `--work-ms` of CPU time (a stand-in for rendering or parsing). The
+//! `--work-ms` of CPU time (a stand-in for rendering or parsing); `/batch`
+//! does the same work for bulk jobs, and `/health` answers at once. The
 //! limiter in front of the router is one of:
 //!
 //! * `sidejob`: `sidejob::tower::HttpShedLayer` with `--capacity`: requests
-//!   beyond it get `503` with `Retry-After` at once;
+//!   beyond it get `503` with `Retry-After` at once. Requests have
+//!   priorities: `/health` is critical (it may take the last slot, so a
+//!   load balancer's probe still gets through an overload), `/batch` is
+//!   sheddable (it may fill half the capacity, and is refused first), and
+//!   `/work` is normal (it may fill 90% of it);
 //! * `tower-concurrency`: tower's `GlobalConcurrencyLimitLayer`, the same
 //!   bound, but requests beyond it wait in its queue;
 //! * `tower-loadshed`: tower's `LoadShed` over that limit, with axum's
@@ -58,6 +63,7 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 use sidejob::prometheus::Collector;
 use sidejob::tower::HttpShedLayer;
+use sidejob::Priority;
 use sidejob::Resource;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::ServiceBuilder;
@@ -159,6 +165,20 @@ async fn work(State(app): State<App>) -> Response {
     format!("{digest:016x}\n").into_response()
 }
 
+/// `GET /health`: answers at once.
+async fn health() -> &'static str {
+    "ok\n"
+}
+
+/// A request's priority under the sidejob limiter, by its path.
+fn priority(request: &Request) -> Priority {
+    match request.uri().path() {
+        "/health" => Priority::Critical,
+        path if path.starts_with("/batch") => Priority::Sheddable,
+        _ => Priority::Normal,
+    }
+}
+
 /// Hashes until `budget` of time has passed; returns the hash.
 fn burn(budget: Duration) -> u64 {
     let start = Instant::now();
@@ -190,9 +210,12 @@ async fn timed(State(app): State<App>, request: Request, next: Next) -> Response
 /// The router behind `limiter`, timed from outside; `/metrics` beside it.
 /// The sidejob limiter's resource is `resource`.
 fn router(args: &Args, app: App, resource: Arc<Resource>) -> Router {
-    let routes = Router::new().route("/work", get(work));
+    let routes = Router::new()
+        .route("/work", get(work))
+        .route("/batch", get(work))
+        .route("/health", get(health));
     let limited = match args.limiter {
-        Limiter::Sidejob => routes.layer(HttpShedLayer::new(resource)),
+        Limiter::Sidejob => routes.layer(HttpShedLayer::new(resource).priority(priority)),
         Limiter::TowerConcurrency => routes.layer(GlobalConcurrencyLimitLayer::new(args.capacity)),
         Limiter::TowerLoadshed => routes.layer(
             ServiceBuilder::new()
@@ -298,6 +321,8 @@ async fn main() {
     let resource = Arc::new(
         Resource::builder()
             .capacity(args.capacity)
+            .share(Priority::Normal, 0.9)
+            .share(Priority::Sheddable, 0.5)
             .name("http")
             .build()
             .expect("a valid capacity"),
