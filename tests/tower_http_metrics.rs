@@ -82,7 +82,10 @@ fn the_example_serves_its_resource_in_prometheus_text() {
         assert_eq!(figure("sidejob_resource_capacity"), Some(2.0), "{body}");
         assert!(figure("sidejob_resource_usage").unwrap() <= 2.0, "{body}");
         let accepted = figure("sidejob_resource_accepted_total").unwrap();
-        let rejected = figure("sidejob_resource_rejected_total").unwrap();
+        let rejected = samples
+            .get(r#"sidejob_resource_rejected_total{name="http",priority="normal"}"#)
+            .copied()
+            .unwrap();
         let in_rate = figure("sidejob_resource_in_rate").unwrap();
         if accepted > 0.0 && rejected > 0.0 && in_rate > 0.0 {
             break true;
