@@ -11,8 +11,10 @@
 //! * admitted requests keep a flat latency, and a refusal costs nanoseconds;
 //! * how the work and the refusals spread over the shards (`stats()`).
 //!
-//! The same run is then repeated with a naive single shared counter, through
-//! the same client and measurement code, for a side-by-side comparison.
+//! The same run is then repeated with a naive single shared counter and with
+//! tokio's `Semaphore` (`try_acquire`), through the same client and
+//! measurement code, for a side-by-side comparison that includes goodput per
+//! core (admitted requests per second over the CPUs the run had).
 //!
 //! Run it with the defaults (16 clients, capacity 8, 200 µs of work, 3 s):
 //!
@@ -208,6 +210,27 @@ impl Limiter for SingleCounter {
         self.capacity
     }
 }
+
+impl Limiter for tokio::sync::Semaphore {
+    type Guard<'a> = tokio::sync::SemaphorePermit<'a>;
+
+    #[inline]
+    fn try_enter(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.try_acquire().ok()
+    }
+
+    fn usage(&self) -> usize {
+        // Only for the report: the permits not available right now.
+        TOKIO_CAPACITY.load(Ordering::Relaxed) - self.available_permits()
+    }
+
+    fn capacity(&self) -> usize {
+        TOKIO_CAPACITY.load(Ordering::Relaxed)
+    }
+}
+
+/// The capacity tokio's semaphore was made with (it does not keep it).
+static TOKIO_CAPACITY: AtomicUsize = AtomicUsize::new(0);
 
 /// How each run drives its limiter.
 #[derive(Debug, Clone, Copy)]
@@ -534,24 +557,27 @@ fn report_shards(resource: &Resource, result: &RunResult) {
 fn compare(results: &[&RunResult]) {
     println!("== comparison ==");
     println!(
-        "  {:<16} {:>10} {:>10} {:>9} {:>13} {:>11} {:>11} {:>11}",
+        "  {:<16} {:>10} {:>10} {:>9} {:>13} {:>13} {:>11} {:>11} {:>11}",
         "limiter",
         "accepted",
         "rejected",
         "rejected%",
         "admitted/s",
+        "per core/s",
         "admit p99",
         "refusal p50",
         "refusal p99"
     );
+    let cores = num_cpus::get() as f64;
     for result in results {
         println!(
-            "  {:<16} {:>10} {:>10} {:>8.1}% {:>13.0} {:>11} {:>11} {:>11}",
+            "  {:<16} {:>10} {:>10} {:>8.1}% {:>13.0} {:>13.0} {:>11} {:>11} {:>11}",
             result.name,
             result.accepted(),
             result.rejected(),
             100.0 * result.rejection_rate(),
             result.throughput(),
+            result.throughput() / cores,
             quantile(&result.admitted, 0.99),
             quantile(&result.refused, 0.5),
             quantile(&result.refused, 0.99),
@@ -604,9 +630,18 @@ fn main() -> ExitCode {
     report(&naive);
     println!();
 
-    compare(&[&sharded, &naive]);
+    TOKIO_CAPACITY.store(cli.capacity, Ordering::Relaxed);
+    let semaphore = tokio::sync::Semaphore::new(cli.capacity);
+    let tokio = run("tokio semaphore", &semaphore, load);
+    report(&tokio);
+    println!();
 
-    if sharded.peak > sharded.capacity || naive.peak > naive.capacity {
+    compare(&[&sharded, &naive, &tokio]);
+
+    if [&sharded, &naive, &tokio]
+        .iter()
+        .any(|result| result.peak > result.capacity)
+    {
         eprintln!("error: a limiter admitted more requests than its capacity");
         return ExitCode::FAILURE;
     }

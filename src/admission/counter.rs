@@ -46,12 +46,13 @@
 //!   refusal reading the reserve alone would be false (loom checks it).
 //! * Resizes are serialised by a mutex the fast path never takes. The
 //!   capacity is a `Relaxed` atomic: written under that mutex and read as a
-//!   figure, never to admit. The rejection counters are `Relaxed` counters.
+//!   figure, never to admit. The rejection counters (on each shard's line)
+//!   are `Relaxed` counters.
 
 use crossbeam_utils::CachePadded;
 
 use crate::error::{BuildError, Overload};
-use crate::sync::{seqcst_pair, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{seqcst_pair, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares};
 use super::reserve::{Mode, Reserve};
@@ -98,10 +99,6 @@ impl Snapshot {
 pub(crate) struct ShardedCounter {
     pub(super) shards: Box<[CachePadded<Shard>]>,
     pub(super) reserve: CachePadded<Reserve>,
-    /// Refused admissions, by the shard where their probe started and by
-    /// priority. Apart from the shard words, so counting a refusal never
-    /// disturbs probes reading a full shard.
-    rejections: Box<[CachePadded<[AtomicU64; 3]>]>,
     pub(super) shares: Shares,
     pub(super) capacity: AtomicUsize,
     pub(super) resize: Mutex<()>,
@@ -117,9 +114,6 @@ impl ShardedCounter {
                 .map(|index| CachePadded::new(Shard::new(limit_for(capacity, shards, index))))
                 .collect(),
             reserve: CachePadded::new(Reserve::new(0)),
-            rejections: (0..shards)
-                .map(|_| CachePadded::new([0, 0, 0].map(AtomicU64::new)))
-                .collect(),
             shares,
             capacity: AtomicUsize::new(capacity),
             resize: Mutex::new(()),
@@ -148,7 +142,7 @@ impl ShardedCounter {
     #[cold]
     #[inline(never)]
     pub(super) fn refused(&self, start: usize, priority: Priority) -> Overload {
-        self.rejections[start][priority.index()].fetch_add(1, Ordering::Relaxed);
+        self.shards[start].count_refusal(priority.index());
         Overload
     }
 
@@ -242,17 +236,14 @@ impl ShardedCounter {
 
     /// Refusals whose probe started on shard `shard`, ever.
     pub(crate) fn shard_rejected(&self, shard: usize) -> u64 {
-        self.rejections[shard]
-            .iter()
-            .map(|count| count.load(Ordering::Relaxed))
-            .sum()
+        (0..3).map(|index| self.shards[shard].refusals(index)).sum()
     }
 
     /// Refusals of `priority`, ever, over all shards.
     pub(crate) fn rejected_by(&self, priority: Priority) -> u64 {
-        self.rejections
+        self.shards
             .iter()
-            .map(|counts| counts[priority.index()].load(Ordering::Relaxed))
+            .map(|shard| shard.refusals(priority.index()))
             .sum()
     }
 

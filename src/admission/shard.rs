@@ -100,6 +100,12 @@ pub(crate) struct Shard {
     word: AtomicU64,
     /// Twice the completed wraps of the grant count; odd during a fold.
     folds: AtomicU64,
+    /// Refused admissions whose probe started here, by priority. On the
+    /// shard's own line: a refusal reads this shard's word anyway, so
+    /// counting it touches no other line of the thread's. (A prober of
+    /// another shard that reads this word may take a cache miss when a
+    /// refusal is counted; it compares the word, which did not change.)
+    rejected: [AtomicU64; 3],
 }
 
 /// What one shard reports: each field a snapshot of one word.
@@ -116,6 +122,7 @@ impl Shard {
         Shard {
             word: AtomicU64::new(limit << LIMIT_SHIFT),
             folds: AtomicU64::new(0),
+            rejected: [0, 0, 0].map(AtomicU64::new),
         }
     }
 
@@ -286,6 +293,18 @@ impl Shard {
     #[cfg(all(test, not(sidejob_loom)))]
     fn usage(&self) -> u64 {
         usage_of(self.word.load(Ordering::Acquire))
+    }
+
+    /// Counts a refusal of the priority at `index` that started here. A
+    /// `Relaxed` counter: it orders nothing.
+    #[inline]
+    pub(crate) fn count_refusal(&self, index: usize) {
+        self.rejected[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Refusals of the priority at `index` that started here, ever.
+    pub(crate) fn refusals(&self, index: usize) -> u64 {
+        self.rejected[index].load(Ordering::Relaxed)
     }
 
     /// Moves a pending carry into `folds`; returns the word as it now is.
