@@ -32,7 +32,11 @@ fn a_lone_caller_gets_exactly_its_share_before_its_first_refusal() {
                 let resource = resource(capacity, shards, normal, sheddable);
                 let floor = |share: f64| (share * capacity as f64).floor() as usize;
                 let shed = fill(&resource, Priority::Sheddable);
-                assert_eq!(shed.len(), floor(sheddable), "{capacity}/{shards} {sheddable}");
+                assert_eq!(
+                    shed.len(),
+                    floor(sheddable),
+                    "{capacity}/{shards} {sheddable}"
+                );
                 let normal_held = fill(&resource, Priority::Normal);
                 assert_eq!(shed.len() + normal_held.len(), floor(normal));
                 let critical = fill(&resource, Priority::Critical);
@@ -53,7 +57,9 @@ fn free_slots_left_on_shards_by_normal_traffic_count_for_a_share() {
     // free slots when released; a sheddable caller still gets its whole
     // share, not just what the reserve held.
     let resource = resource(8, 4, 1.0, 0.5);
-    let spread: Vec<_> = (0..8).map(|start| resource.try_acquire_from(start).unwrap()).collect();
+    let spread: Vec<_> = (0..8)
+        .map(|start| resource.try_acquire_from(start).unwrap())
+        .collect();
     drop(spread);
     assert_eq!(fill(&resource, Priority::Sheddable).len(), 4);
 }

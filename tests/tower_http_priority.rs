@@ -5,7 +5,9 @@
 //! refusal is a 503 counted under its priority.
 #![cfg(feature = "http")]
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::routing::get;
@@ -30,6 +32,14 @@ async fn hold(State(handlers): State<Arc<Handlers>>) -> &'static str {
     handlers.entered.send(()).unwrap();
     let _pass = handlers.gate.acquire().await.unwrap();
     "done"
+}
+
+/// `future`, or a failure naming `step` if it takes more than 20 s (a
+/// request admitted that should have been refused waits on the gate).
+async fn within<T>(step: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), future)
+        .await
+        .unwrap_or_else(|_| panic!("{step}: no answer in 20 s"))
 }
 
 /// The priority of a request, by its path.
@@ -90,19 +100,33 @@ async fn sheddable_routes_are_refused_first_and_critical_ones_get_the_last_slot(
     admit("/batch");
     admit("/batch");
     for _ in 0..2 {
-        starts.recv().await.unwrap();
+        within("two batches start", starts.recv()).await.unwrap();
     }
-    assert_eq!(get("/batch").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    let third = within("a third batch", get("/batch")).await;
+    assert_eq!(
+        third.0,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{:?}",
+        resource.stats()
+    );
     // Work gets one more: ⌊0.75 × 4⌋ = 3 in all.
     admit("/work");
-    starts.recv().await.unwrap();
-    assert_eq!(get("/work").await.0, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(get("/batch").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    within("work starts", starts.recv()).await.unwrap();
+    let work = within("a second work", get("/work")).await;
+    assert_eq!(
+        work.0,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{:?}",
+        resource.stats()
+    );
+    let batch = within("a batch beside work", get("/batch")).await;
+    assert_eq!(batch.0, StatusCode::SERVICE_UNAVAILABLE);
     // Health finds the slot the others had to leave.
     admit("/health");
-    starts.recv().await.unwrap();
+    within("health starts", starts.recv()).await.unwrap();
     assert_eq!(resource.usage(), 4);
-    assert_eq!(get("/health").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    let health = within("a second health", get("/health")).await;
+    assert_eq!(health.0, StatusCode::SERVICE_UNAVAILABLE);
 
     let stats = resource.stats();
     let rejected = stats.rejected_by_priority;
@@ -114,7 +138,7 @@ async fn sheddable_routes_are_refused_first_and_critical_ones_get_the_last_slot(
 
     handlers.gate.add_permits(4);
     for request in held {
-        let (status, body) = request.await.unwrap();
+        let (status, body) = within("the held requests end", request).await.unwrap();
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, "done");
     }

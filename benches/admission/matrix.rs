@@ -170,7 +170,10 @@ fn thread_counts() -> Vec<usize> {
         return super::common::thread_counts();
     }
     let cpus = num_cpus::get();
-    let mut counts: Vec<usize> = [1, 2, 4, 8, cpus].into_iter().filter(|&t| t <= cpus).collect();
+    let mut counts: Vec<usize> = [1, 2, 4, 8, cpus]
+        .into_iter()
+        .filter(|&t| t <= cpus)
+        .collect();
     counts.dedup();
     counts
 }
@@ -178,7 +181,10 @@ fn thread_counts() -> Vec<usize> {
 pub fn seconds() -> Duration {
     let seconds: f64 = std::env::var("SIDEJOB_BENCH_SECONDS")
         .ok()
-        .map(|s| s.parse().expect("SIDEJOB_BENCH_SECONDS: a number of seconds"))
+        .map(|s| {
+            s.parse()
+                .expect("SIDEJOB_BENCH_SECONDS: a number of seconds")
+        })
         .unwrap_or(0.5);
     Duration::from_secs_f64(seconds)
 }
@@ -198,7 +204,16 @@ pub fn run() {
     );
     println!(
         "{:>7} {:>8} | {:>8} {:>8} {:>8} | {:>7} {:>7} {:>7} | {:>6} {:>6}",
-        "threads", "capacity", "sidejob", "atomic", "tokio", "p50 sj", "p50 at", "p50 tk", "gp/bst", "p50/at"
+        "threads",
+        "capacity",
+        "sidejob",
+        "atomic",
+        "tokio",
+        "p50 sj",
+        "p50 at",
+        "p50 tk",
+        "gp/bst",
+        "p50/at"
     );
     let mut worst_goodput = f64::INFINITY;
     let mut worst_refusal: f64 = 0.0;

@@ -10,15 +10,16 @@
 //! 2. If the reserve had nothing to spare and capacity is **scarce**, no
 //!    shard keeps a free slot: refuse.
 //! 3. A priority with a share below 1 **sweeps** first when capacity is
-//!    plentiful, so the reserve counts every free slot and its check is
-//!    exact.
+//!    plentiful (or waits out another thread's sweep), so the reserve counts
+//!    every free slot and its check is exact.
 //! 4. Otherwise **move one slot home**: the home shard's own free slot, or
 //!    one taken off another shard's limit. Capacity follows the admissions.
 //! 5. Every shard and the reserve were full: read them all again. Unchanged,
 //!    they were full at one moment between the two reads, and the refusal is
-//!    genuine; it then sweeps, so capacity is scarce and the next refusals
-//!    read one word. Changed, run another round, at most [`ROUNDS`] in all,
-//!    so a caller never spins.
+//!    genuine. If few shards held capacity ([`SCARCE_WHEN_ACTIVE`]), it then
+//!    sweeps, so capacity is scarce and the next refusals read one word.
+//!    Changed, run another round, at most [`ROUNDS`] in all, so a caller
+//!    never spins.
 //!
 //! # Orderings
 //!
@@ -30,24 +31,39 @@
 use smallvec::SmallVec;
 
 use crate::error::Overload;
+use crate::sync::yield_now;
 
 use super::counter::ShardedCounter;
 use super::priority::Priority;
 use super::reserve::{Mode, View};
+use super::shard::limit_of;
 
 /// How many rounds a refusal may take when shards change under it.
 const ROUNDS: usize = 4;
+
+/// How many times a share-limited admission yields while another thread's
+/// sweep runs.
+const SWEEP_WAIT: usize = if cfg!(sidejob_loom) { 2 } else { 1000 };
 
 /// Probes of up to this many shards keep what they saw on the stack; wider
 /// ones allocate, on the refusal path only.
 const INLINE_PROBE: usize = 32;
 
+/// A genuine refusal makes capacity scarce (refusals read the reserve
+/// alone) only if at most this many shards held any of the capacity. With
+/// few shards in use, a central word admits as fast as they do and a
+/// refusal reads one word instead of every shard twice; with more, the
+/// shards keep admissions on their own lines, which is worth more than a
+/// cheap refusal (a shared word is what collapses under many threads).
+const SCARCE_WHEN_ACTIVE: usize = 2;
+
 /// What moving a slot home found.
 enum Move {
     /// A slot is home and admitted there.
     Admitted,
-    /// Everything was full, twice the same: a genuine refusal.
-    Full,
+    /// Everything was full, twice the same: a genuine refusal, with how many
+    /// shards held any of the capacity.
+    Full { active: usize },
     /// Something changed between the two reads.
     Changed,
 }
@@ -81,19 +97,39 @@ impl ShardedCounter {
                 Mode::Scarce => return Err(self.refused(start, priority)),
                 _ if keep > 0 => {
                     self.sweep();
+                    self.await_sweep();
                     continue;
                 }
                 _ => {}
             }
             match self.move_home(start, seen) {
                 Move::Admitted => return Ok(start),
-                Move::Full => break,
+                Move::Full { active } => {
+                    let refusal = self.refused(start, priority);
+                    if active <= SCARCE_WHEN_ACTIVE {
+                        self.sweep();
+                    }
+                    return Err(refusal);
+                }
                 Move::Changed => continue,
             }
         }
-        let refusal = self.refused(start, priority);
-        self.sweep();
-        Err(refusal)
+        Err(self.refused(start, priority))
+    }
+
+    /// Waits out a sweep that another thread runs: its slots are on their
+    /// way to the reserve, which a priority with a share below 1 must count
+    /// before it refuses. A sweep takes no lock and waits for nothing, so
+    /// this is short; it yields the thread meanwhile, and gives up after
+    /// [`SWEEP_WAIT`] yields (a sweeper descheduled that long).
+    #[cold]
+    fn await_sweep(&self) {
+        for _ in 0..SWEEP_WAIT {
+            if self.reserve.load().mode() != Mode::Sweeping {
+                return;
+            }
+            yield_now();
+        }
     }
 
     /// How many slots a lease takes from a reserve seen as `seen`, and the
@@ -148,7 +184,9 @@ impl ShardedCounter {
             same
         });
         if unchanged {
-            Move::Full
+            Move::Full {
+                active: seen.iter().filter(|&&word| limit_of(word) > 0).count(),
+            }
         } else {
             Move::Changed
         }

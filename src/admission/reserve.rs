@@ -138,7 +138,11 @@ impl Reserve {
     /// -2^31), and the version wraps off the top of the word.
     pub(crate) fn add(&self, delta: i64) -> View {
         let step = (delta as u64).wrapping_add(VERSION_ONE);
-        View(self.word.fetch_add(step, Ordering::SeqCst).wrapping_add(step))
+        View(
+            self.word
+                .fetch_add(step, Ordering::SeqCst)
+                .wrapping_add(step),
+        )
     }
 
     /// Takes `want` slots if more than `keep` are free, leaving at least

@@ -90,7 +90,7 @@ fn usage_of(word: u64) -> u64 {
 }
 
 #[inline]
-fn limit_of(word: u64) -> u64 {
+pub(crate) fn limit_of(word: u64) -> u64 {
     (word & LIMIT_MASK) >> LIMIT_SHIFT
 }
 

@@ -16,8 +16,11 @@ impl Metered for Resource {
                 stats.rejected_by_priority.get(priority),
             )
         };
-        let snapshot = Snapshot::new("resource", self.name())
-            .counter("accepted", "permits granted", stats.accepted);
+        let snapshot = Snapshot::new("resource", self.name()).counter(
+            "accepted",
+            "permits granted",
+            stats.accepted,
+        );
         Priority::ALL
             .into_iter()
             .fold(snapshot, rejected)

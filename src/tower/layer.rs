@@ -132,11 +132,7 @@ impl<S, P: Clone> Layer<S> for ShedLayer<P> {
     type Service = Shed<S, P>;
 
     fn layer(&self, inner: S) -> Shed<S, P> {
-        Shed::with_priority(
-            inner,
-            Arc::clone(&self.resource),
-            self.prioritize.clone(),
-        )
+        Shed::with_priority(inner, Arc::clone(&self.resource), self.prioritize.clone())
     }
 }
 

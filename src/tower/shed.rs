@@ -158,9 +158,9 @@ where
     #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
         let prioritize = &self.prioritize;
-        let decision =
-            self.readiness
-                .take_for_call("Shed", &self.resource, || prioritize.priority(&request));
+        let decision = self
+            .readiness
+            .take_for_call("Shed", &self.resource, || prioritize.priority(&request));
         match decision {
             Decision::Admitted(permit) => {
                 ResponseFuture::admitted(self.inner.call(request), permit)

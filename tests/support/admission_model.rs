@@ -79,7 +79,8 @@ impl Slots {
     /// reserve (a share of it over the shard count while plentiful, one
     /// while scarce; scarcity ends when half the capacity is free); else,
     /// unless scarce, a free slot of the first shard with one in probe
-    /// order, moved home; else a refusal, after which capacity is scarce.
+    /// order, moved home; else a refusal, after which capacity is scarce if
+    /// at most two shards held any of it.
     pub fn acquire(&mut self, start: usize) -> Result<usize, Overload> {
         let n = self.shards();
         let start = start % n;
@@ -106,7 +107,10 @@ impl Slots {
             }
         }
         self.rejected[start] += 1;
-        self.sweep();
+        // Scarce from here on only if few shards held any capacity.
+        if self.mode == Mode::Spread && self.limit.iter().filter(|&&l| l > 0).count() <= 2 {
+            self.sweep();
+        }
         Err(Overload)
     }
 

@@ -81,7 +81,6 @@ impl HttpShedLayer {
         let resource = Resource::builder().capacity(capacity).build()?;
         Ok(HttpShedLayer::new(Arc::new(resource)))
     }
-
 }
 
 impl<P> HttpShedLayer<P> {

@@ -108,9 +108,7 @@ where
         let prioritize = &self.prioritize;
         let decision = self
             .readiness
-            .take_for_call("HttpShed", &self.resource, || {
-                prioritize.priority(&request)
-            });
+            .take_for_call("HttpShed", &self.resource, || prioritize.priority(&request));
         match decision {
             Decision::Admitted(permit) => {
                 HttpResponseFuture::admitted(self.inner.call(request), permit)
