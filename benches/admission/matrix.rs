@@ -158,7 +158,7 @@ pub fn measure<G: Gate>(gate: &G, threads: usize, duration: Duration, clock: f64
     }
     Cell {
         goodput: admitted as f64 / seconds / 1e6,
-        refusal_p50: (refusals.len() > 0)
+        refusal_p50: (!refusals.is_empty())
             .then(|| (refusals.value_at_quantile(0.5) as f64 - clock).max(0.0)),
     }
 }

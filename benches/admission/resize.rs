@@ -43,7 +43,7 @@ pub fn run() {
                     let mut resizes = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(EVERY);
-                        let capacity = if resizes % 2 == 0 { low } else { high };
+                        let capacity = if resizes.is_multiple_of(2) { low } else { high };
                         resource.set_capacity(capacity).expect("a valid capacity");
                         resizes += 1;
                     }
