@@ -9,13 +9,13 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod support;
+use support::http::serve;
+
 use axum::extract::State;
 use axum::routing::get;
 use axum::Router;
 use http::{Request, StatusCode};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use sidejob::tower::HttpShedLayer;
 use sidejob::{Priority, Resource};
 use tokio::sync::{mpsc, Semaphore};
@@ -73,23 +73,8 @@ async fn sheddable_routes_are_refused_first_and_critical_ones_get_the_last_slot(
         .route("/health", get(hold))
         .with_state(Arc::clone(&handlers))
         .layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
-
-    let client: Client<_, Empty<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let get = |path: &'static str| {
-        let client = client.clone();
-        async move {
-            let request = Request::get(format!("http://{address}{path}"))
-                .body(Empty::new())
-                .unwrap();
-            let response = client.request(request).await.unwrap();
-            let status = response.status();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            (status, body)
-        }
-    };
+    let served = serve(router).await;
+    let get = |path: &'static str| served.get(path);
     let mut held = Vec::new();
     // Admits `path` and waits until its handler runs.
     let mut admit = |path: &'static str| {
@@ -142,5 +127,4 @@ async fn sheddable_routes_are_refused_first_and_critical_ones_get_the_last_slot(
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, "done");
     }
-    server.abort();
 }

@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod support;
+use support::http::serve;
+
 use axum::extract::State;
 use axum::routing::get;
 use axum::Router;
-use http::{Request, StatusCode};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http::StatusCode;
 use sidejob::tower::HttpShedLayer;
 use tokio::sync::{mpsc, Semaphore};
 
@@ -55,23 +55,8 @@ async fn the_bound_holds_across_routes_and_clones_over_real_http() {
         .route("/b", get(hold))
         .with_state(Arc::clone(&handlers))
         .layer(layer.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
-
-    let client: Client<_, Empty<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let get = |path: &'static str| {
-        let client = client.clone();
-        async move {
-            let request = Request::get(format!("http://{address}{path}"))
-                .body(Empty::new())
-                .unwrap();
-            let response = client.request(request).await.unwrap();
-            let status = response.status();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            (status, body)
-        }
-    };
+    let served = serve(router).await;
+    let get = |path: &'static str| served.get(path);
 
     // Fill the bound over both routes, each request on its own connection.
     let admitted: Vec<_> = (0..CAPACITY)
@@ -109,5 +94,4 @@ async fn the_bound_holds_across_routes_and_clones_over_real_http() {
     let stats = layer.resource().stats();
     assert_eq!(stats.accepted, CAPACITY as u64);
     assert_eq!(stats.rejected, EXTRA as u64);
-    server.abort();
 }

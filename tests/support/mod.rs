@@ -9,6 +9,8 @@ pub mod backend;
 pub mod block_on;
 pub mod examples;
 pub mod homes;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod model_config;
 pub mod objects;
 pub mod panics;
