@@ -10,7 +10,8 @@ mod sync;
 pub use error::{BuildError, Overload};
 pub use latency::LatencyStats;
 
-// The admission core: shards, the probe, home shards. It knows no face.
+// The admission core: shards and their leases, the reserve, home shards,
+// priorities. It knows no face.
 mod admission;
 pub use admission::{Priority, MAX_SHARDS};
 

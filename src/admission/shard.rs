@@ -134,12 +134,23 @@ impl Shard {
     /// carries the grant's number on this shard (modulo 2^15).
     #[inline]
     pub(crate) fn try_admit(&self) -> Result<u64, u64> {
+        self.grant(Ordering::AcqRel, |current| {
+            (usage_of(current) < limit_of(current)).then(|| current.wrapping_add(ADMIT))
+        })
+    }
+
+    /// One grant by CAS: `step` makes the next word from the current one
+    /// (`None`: the shard cannot grant, and nothing is written). A grant
+    /// that wraps the count flags the carry in the same CAS, folding a
+    /// pending one first. `Ok` with the grant's number, `Err` with the word
+    /// `step` refused. `success` is the CAS's ordering.
+    #[inline(always)]
+    fn grant(&self, success: Ordering, step: impl Fn(u64) -> Option<u64>) -> Result<u64, u64> {
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            if usage_of(current) >= limit_of(current) {
+            let Some(mut next) = step(current) else {
                 return Err(current);
-            }
-            let mut next = current.wrapping_add(ADMIT);
+            };
             if next >> COUNT_SHIFT == 0 {
                 // This grant wraps the count: flag the carry in the same CAS.
                 if current & CARRY != 0 {
@@ -148,12 +159,10 @@ impl Shard {
                 }
                 next |= CARRY;
             }
-            match self.word.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match self
+                .word
+                .compare_exchange_weak(current, next, success, Ordering::Acquire)
+            {
                 Ok(_) => return Ok(current >> COUNT_SHIFT),
                 Err(actual) => current = actual,
             }
@@ -209,29 +218,16 @@ impl Shard {
     /// a shard over its limit (closed by a shrink) the lease reopens it: the
     /// slots it holds stay counted once, in `max(usage, limit)`.
     pub(crate) fn admit_leased(&self, lease: u64) -> u64 {
-        let mut current = self.word.load(Ordering::Acquire);
-        loop {
+        // `SeqCst`: the chunk lease's check of the mode that follows pairs
+        // with the sweep, as a release does.
+        let granted = self.grant(Ordering::SeqCst, |current| {
             let limit = usage_of(current).max(limit_of(current)) + lease;
             debug_assert!(limit <= MAX_SHARD_LIMIT);
-            let mut next = (current.wrapping_add(ADMIT) & !LIMIT_MASK) | (limit << LIMIT_SHIFT);
-            if next >> COUNT_SHIFT == 0 {
-                if current & CARRY != 0 {
-                    current = self.fold_carry();
-                    continue;
-                }
-                next |= CARRY;
-            }
-            // `SeqCst`: the chunk lease's check of the mode that follows
-            // pairs with the sweep, as a release does.
-            match self.word.compare_exchange_weak(
-                current,
-                next,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return current >> COUNT_SHIFT,
-                Err(actual) => current = actual,
-            }
+            Some((current.wrapping_add(ADMIT) & !LIMIT_MASK) | (limit << LIMIT_SHIFT))
+        });
+        match granted {
+            Ok(grant) => grant,
+            Err(_) => unreachable!("a lease always admits"),
         }
     }
 

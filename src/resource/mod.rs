@@ -100,17 +100,20 @@ impl Resource {
         ResourceBuilder::default()
     }
 
-    /// Takes a permit, or fails fast with [`Overload`] if every shard is full.
+    /// Takes a permit, or fails fast with [`Overload`] if every slot is held.
     ///
-    /// The probe starts at the calling thread's home shard and visits each
-    /// other shard once, in order. In the common case it touches only the home
-    /// shard's cache line, allocates nothing and writes one word. Dropping the
+    /// The permit comes from the calling thread's home shard: its own free
+    /// slot, or one leased from the reserve or moved home from another shard
+    /// (visited in order, each once), so the capacity follows the threads
+    /// that use it. In the common case it touches only the home shard's
+    /// cache line, allocates nothing and writes one word. Dropping the
     /// permit gives its slot back.
     ///
     /// # Errors
     ///
-    /// [`Overload`] when every shard was seen at its limit. A refusal is counted
-    /// once in [`ResourceStats::rejected`], however many shards were probed.
+    /// [`Overload`] when every slot was held at one moment during the call.
+    /// A refusal is counted once in [`ResourceStats::rejected`], however
+    /// many shards were probed.
     ///
     /// # Examples
     ///
@@ -159,15 +162,16 @@ impl Resource {
         Ok(Permit::new(self, shard))
     }
 
-    /// Like [`try_acquire`](Self::try_acquire), but the probe starts at shard
-    /// `start % shard_count()` instead of the thread's home shard.
+    /// Like [`try_acquire`](Self::try_acquire), but from shard
+    /// `start % shard_count()` instead of the thread's home shard: the permit
+    /// comes from that shard, and a slot moves there if it has none free.
     ///
     /// Useful to keep a task on the same shard whichever thread runs it, or to
     /// reproduce a placement in a test.
     ///
     /// # Errors
     ///
-    /// [`Overload`] when every shard was seen at its limit.
+    /// [`Overload`] when every slot was held at one moment during the call.
     ///
     /// # Examples
     ///
@@ -203,7 +207,7 @@ impl Resource {
     ///
     /// # Errors
     ///
-    /// [`Overload`] when every shard was seen at its limit.
+    /// [`Overload`] when every slot was held at one moment during the call.
     ///
     /// # Examples
     ///
@@ -232,7 +236,7 @@ impl Resource {
     ///
     /// # Errors
     ///
-    /// [`Overload`] when every shard was seen at its limit.
+    /// [`Overload`] when every slot was held at one moment during the call.
     ///
     /// # Examples
     ///

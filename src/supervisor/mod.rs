@@ -4,7 +4,7 @@
 //! # Protocol
 //!
 //! A spawn takes a slot on a shard of the admission core's sharded counter
-//! (home shard first, then the probe), registers the child in that shard's live set, and
+//! (its home shard, to which capacity moves), registers the child in that shard's live set, and
 //! only then starts the thread. The child runs its closure under
 //! `catch_unwind`; when it returns or panics, it leaves the live set, frees
 //! its slot, and only then does the thread's result become available to

@@ -8,7 +8,7 @@
 //!
 //! # Protocol
 //!
-//! A child takes a slot of the sharded counter (the probe from its thread's
+//! A child takes a slot of the sharded counter (on its thread's
 //! home shard; no lock or line shared by all shards), then joins its shard's
 //! live set under that set's lock, where it reads `closed`. Its [`Tracked`]
 //! future owns a guard that ends it exactly once: on completion, on a
@@ -152,7 +152,7 @@ impl TaskSupervisor {
     ///
     /// # Errors
     ///
-    /// [`SpawnError::Overload`] when every shard is full, and
+    /// [`SpawnError::Overload`] when every slot is taken, and
     /// [`SpawnError::Closed`] after [`close`](Self::close); the closure
     /// comes back, uncalled.
     ///
