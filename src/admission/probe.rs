@@ -1,9 +1,10 @@
 //! The probe: admission over a row of shards, starting at one, refusing only
 //! when every shard was full at one moment.
 //!
-//! Shared by the [`ShardedCounter`](super::ShardedCounter), whose shards are
-//! [`Shard`](super::shard::Shard)s, and the worker pool, whose shards are
-//! [`SplitShard`](super::SplitShard)s.
+//! The worker pool's: its shards are [`SplitShard`](super::SplitShard)s with
+//! a fixed split, so a full shard's slot cannot move and the probe admits on
+//! whichever shard has room. (The [`ShardedCounter`](super::ShardedCounter)
+//! moves capacity instead; its slow path is [`lease`](super::lease).)
 //!
 //! # Orderings
 //!
