@@ -542,3 +542,57 @@ fn a_share_is_strict_under_concurrency() {
         assert_eq!(accounted(&resource), 2);
     });
 }
+
+/// (v) A move racing a shrink: shard 0's slot is held, so an acquire from
+/// shard 0 must move shard 1's free slot home, while the capacity shrinks
+/// from 2 to 1 (into debt if the move won). Holders never exceed the old
+/// capacity; once the shrink has returned and usage reads 1, nothing more
+/// is admitted; afterwards exactly one slot is left.
+#[test]
+fn a_move_racing_a_shrink_keeps_the_bound() {
+    use loom::sync::atomic::AtomicBool;
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(2).build().unwrap());
+        let holders = Arc::new(Holders::new(2));
+        let held = resource.try_acquire_owned_from(0).unwrap();
+        holders.enter();
+        let shrunk = Arc::new(AtomicBool::new(false));
+        let mover = {
+            let resource = Arc::clone(&resource);
+            let holders = Arc::clone(&holders);
+            thread::spawn(move || {
+                let permit = resource.try_acquire_owned_from(0).ok();
+                if permit.is_some() {
+                    holders.enter();
+                }
+                permit
+            })
+        };
+        let resizer = {
+            let resource = Arc::clone(&resource);
+            let shrunk = Arc::clone(&shrunk);
+            thread::spawn(move || {
+                resource.set_capacity(1).unwrap();
+                shrunk.store(true, Ordering::SeqCst);
+            })
+        };
+        let moved = mover.join().unwrap();
+        resizer.join().unwrap();
+        assert!(shrunk.load(Ordering::SeqCst));
+        // At least one held, capacity 1: full.
+        assert!(resource.try_acquire_from(1).is_err());
+        if let Some(permit) = moved {
+            assert_eq!(permit.shard(), 0);
+            holders.leave();
+            drop(permit);
+            // Still one held: still full.
+            assert!(resource.try_acquire_from(1).is_err());
+        }
+        holders.leave();
+        drop(held);
+        let only = resource.try_acquire_from(1).expect("the slot is free");
+        assert!(resource.try_acquire_from(0).is_err());
+        drop(only);
+        assert_eq!(accounted(&resource), 1);
+    });
+}
