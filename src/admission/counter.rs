@@ -54,7 +54,7 @@ use crossbeam_utils::CachePadded;
 use crate::error::{BuildError, Overload};
 use crate::sync::{seqcst_pair, AtomicUsize, Mutex, Ordering};
 
-use super::priority::{Priority, Shares};
+use super::priority::{Priority, Shares, PRIORITIES};
 use super::reserve::{Mode, Reserve};
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
@@ -85,6 +85,11 @@ impl Snapshot {
             .sum::<i64>()
             + self.reserve.free();
         (self.capacity as i64 - free).max(0) as usize
+    }
+
+    /// The capacity, as it was when the rest was read.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Slots no shard leases (negative in a shrink's debt).
@@ -234,17 +239,11 @@ impl ShardedCounter {
         self.snapshot().usage()
     }
 
-    /// Refusals whose probe started on shard `shard`, ever.
-    pub(crate) fn shard_rejected(&self, shard: usize) -> u64 {
-        (0..3).map(|index| self.shards[shard].refusals(index)).sum()
-    }
-
-    /// Refusals of `priority`, ever, over all shards.
-    pub(crate) fn rejected_by(&self, priority: Priority) -> u64 {
-        self.shards
-            .iter()
-            .map(|shard| shard.refusals(priority.index()))
-            .sum()
+    /// Refusals whose probe started on shard `shard`, ever, by priority
+    /// (in [`Priority::ALL`]'s order): each counter read once, so the
+    /// per-shard and per-priority totals made from them agree.
+    pub(crate) fn shard_refusals(&self, shard: usize) -> [u64; PRIORITIES] {
+        self.shards[shard].refusals()
     }
 
     /// Changes the capacity; held slots are never revoked (see the

@@ -41,7 +41,7 @@ mod sweep;
 pub(crate) use counter::ShardedCounter;
 pub(crate) use home::home_shard;
 pub use priority::Priority;
-pub(crate) use priority::Shares;
+pub(crate) use priority::{Shares, PRIORITIES};
 pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;

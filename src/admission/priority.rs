@@ -91,20 +91,24 @@ impl std::fmt::Display for Priority {
     }
 }
 
+/// How many priorities there are: the length of the arrays kept per
+/// priority.
+pub(crate) const PRIORITIES: usize = Priority::ALL.len();
+
 /// Each priority's share of the capacity, checked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Shares {
-    shares: [f64; 3],
+    shares: [f64; PRIORITIES],
     /// Whether the priority may fill the whole capacity (share 1): then it
     /// admits on the fast path.
-    whole: [bool; 3],
+    whole: [bool; PRIORITIES],
 }
 
 impl Default for Shares {
     fn default() -> Self {
         Shares {
-            shares: [1.0; 3],
-            whole: [true; 3],
+            shares: [1.0; PRIORITIES],
+            whole: [true; PRIORITIES],
         }
     }
 }
@@ -114,8 +118,8 @@ impl Shares {
     /// `share`. An unset share is the share of the priority above it (1
     /// when none is set), so that lowering `Normal` alone lowers
     /// `Sheddable` with it.
-    pub(crate) fn checked(set: [Option<f64>; 3]) -> Result<Shares, BuildError> {
-        let mut shares = [1.0; 3];
+    pub(crate) fn checked(set: [Option<f64>; PRIORITIES]) -> Result<Shares, BuildError> {
+        let mut shares = [1.0; PRIORITIES];
         for (index, share) in set.iter().enumerate() {
             let Some(share) = *share else {
                 if index > 0 {

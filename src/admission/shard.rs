@@ -62,6 +62,7 @@
 //!   in one total order with the folder's steps (odd, clear carry, even).
 //!   Both are cold: once per 2^15 grants, and per stats call.
 
+use super::priority::PRIORITIES;
 use crate::sync::{spin_loop, AtomicU64, Ordering};
 
 /// Width of the usage and limit fields.
@@ -105,7 +106,7 @@ pub(crate) struct Shard {
     /// counting it touches no other line of the thread's. (A prober of
     /// another shard that reads this word may take a cache miss when a
     /// refusal is counted; it compares the word, which did not change.)
-    rejected: [AtomicU64; 3],
+    rejected: [AtomicU64; PRIORITIES],
 }
 
 /// What one shard reports: each field a snapshot of one word.
@@ -122,7 +123,7 @@ impl Shard {
         Shard {
             word: AtomicU64::new(limit << LIMIT_SHIFT),
             folds: AtomicU64::new(0),
-            rejected: [0, 0, 0].map(AtomicU64::new),
+            rejected: [0; PRIORITIES].map(AtomicU64::new),
         }
     }
 
@@ -298,9 +299,11 @@ impl Shard {
         self.rejected[index].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Refusals of the priority at `index` that started here, ever.
-    pub(crate) fn refusals(&self, index: usize) -> u64 {
-        self.rejected[index].load(Ordering::Relaxed)
+    /// Refusals that started here, ever, by priority index.
+    pub(crate) fn refusals(&self) -> [u64; PRIORITIES] {
+        self.rejected
+            .each_ref()
+            .map(|count| count.load(Ordering::Relaxed))
     }
 
     /// Moves a pending carry into `folds`; returns the word as it now is.

@@ -1,6 +1,6 @@
 //! [`ResourceBuilder`]: a resource's capacity and shard count.
 
-use crate::admission::{Priority, ShardedCounter, Shares, Sizing};
+use crate::admission::{Priority, ShardedCounter, Shares, Sizing, PRIORITIES};
 use crate::error::BuildError;
 
 use super::{Resource, DEFAULT_NAME};
@@ -21,7 +21,7 @@ use super::{Resource, DEFAULT_NAME};
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ResourceBuilder {
     sizing: Sizing,
-    shares: [Option<f64>; 3],
+    shares: [Option<f64>; PRIORITIES],
     name: Option<String>,
 }
 

@@ -435,22 +435,29 @@ impl Resource {
     /// # Ok::<(), sidejob::Overload>(())
     /// ```
     pub fn stats(&self) -> ResourceStats {
-        let capacity = self.capacity();
         let snapshot = self.counter.snapshot();
+        let refusals: Vec<_> = (0..snapshot.shards.len())
+            .map(|index| self.counter.shard_refusals(index))
+            .collect();
         let shards: Vec<ShardStats> = snapshot
             .shards
             .iter()
-            .enumerate()
-            .map(|(index, counts)| ShardStats {
+            .zip(&refusals)
+            .map(|(counts, refused)| ShardStats {
                 limit: counts.limit as usize,
                 usage: counts.usage as usize,
                 accepted: counts.accepted,
-                rejected: self.counter.shard_rejected(index),
+                rejected: refused.iter().sum(),
             })
             .collect();
-        let by = |priority| self.counter.rejected_by(priority);
+        let by = |priority: Priority| -> u64 {
+            refusals
+                .iter()
+                .map(|refused| refused[priority.index()])
+                .sum()
+        };
         ResourceStats {
-            capacity,
+            capacity: snapshot.capacity(),
             usage: snapshot.usage(),
             accepted: shards.iter().map(|s| s.accepted).sum(),
             rejected: shards.iter().map(|s| s.rejected).sum(),
@@ -472,7 +479,7 @@ fn sample(counter: &ShardedCounter) -> Sample {
     let snapshot = counter.snapshot();
     for (index, counts) in snapshot.shards.iter().enumerate() {
         sample.accepted += counts.accepted;
-        sample.rejected += counter.shard_rejected(index);
+        sample.rejected += counter.shard_refusals(index).iter().sum::<u64>();
     }
     sample.usage = snapshot.usage();
     sample.completed = sample.accepted.saturating_sub(sample.usage as u64);
