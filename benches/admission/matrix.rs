@@ -39,28 +39,28 @@ pub trait Gate: Sync {
 impl Gate for sidejob::Resource {
     #[inline]
     fn attempt(&self) -> bool {
-        match self.try_acquire() {
-            Ok(permit) => {
-                hold();
-                drop(permit);
-                true
-            }
-            Err(_) => false,
-        }
+        held(self.try_acquire())
     }
 }
 
 impl Gate for tokio::sync::Semaphore {
     #[inline]
     fn attempt(&self) -> bool {
-        match self.try_acquire() {
-            Ok(permit) => {
-                hold();
-                drop(permit);
-                true
-            }
-            Err(_) => false,
+        held(self.try_acquire())
+    }
+}
+
+/// Holds an admitted permit for `HOLD_SPINS` hints and releases it;
+/// whether one was admitted.
+#[inline]
+fn held<P, E>(attempt: Result<P, E>) -> bool {
+    match attempt {
+        Ok(permit) => {
+            hold();
+            drop(permit);
+            true
         }
+        Err(_) => false,
     }
 }
 

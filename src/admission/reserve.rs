@@ -125,7 +125,13 @@ impl Reserve {
     /// `mode`; `Err` with the word as it is if it moved since `seen`.
     #[inline]
     pub(crate) fn update(&self, seen: View, delta: i64, mode: Mode) -> Result<View, View> {
-        let next = View::with_mode(seen.add(delta), mode);
+        self.replace(seen, View::with_mode(seen.add(delta), mode))
+    }
+
+    /// Replaces `seen` with the word `next`; `Err` with the word as it is
+    /// if it moved since `seen`.
+    #[inline]
+    fn replace(&self, seen: View, next: u64) -> Result<View, View> {
         self.word
             .compare_exchange(seen.0, next, Ordering::SeqCst, Ordering::SeqCst)
             .map(|_| View(next))
@@ -186,12 +192,9 @@ impl Reserve {
             } else {
                 next & !MOVING
             };
-            match self
-                .word
-                .compare_exchange(seen.0, next, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            match self.replace(seen, next) {
                 Ok(_) => return,
-                Err(actual) => seen = View(actual),
+                Err(actual) => seen = actual,
             }
         }
     }
