@@ -22,6 +22,8 @@ mod metered;
 pub use metered::{Figure, FigureValue, Metered, Snapshot};
 
 // Resource: the sharded admission counter.
+pub mod adaptive;
+
 mod resource;
 pub use resource::{
     OwnedPermit, Permit, PriorityCounts, Resource, ResourceBuilder, ResourceStats, ShardStats,

@@ -56,6 +56,7 @@ use crate::sync::{seqcst_pair, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares, PRIORITIES};
 use super::reserve::{Mode, Reserve};
+use super::samples::SampleTotals;
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
 
@@ -137,10 +138,25 @@ impl ShardedCounter {
     /// [`admit_from`](Self::admit_from) does.
     #[inline]
     pub(crate) fn admit(&self, start: usize, priority: Priority) -> Result<usize, Overload> {
-        if self.shares.whole(priority) && self.shards[start].try_admit().is_ok() {
-            return Ok(start);
+        self.admit_numbered(start, priority).map(|(shard, _)| shard)
+    }
+
+    /// Like [`admit`](Self::admit), with the grant's number on its shard
+    /// (modulo 2^15) when the fast path admitted it, and 0 when the slow
+    /// path did: an adaptive limit samples the permits whose number is a
+    /// multiple of its stride, with no counter of its own.
+    #[inline]
+    pub(crate) fn admit_numbered(
+        &self,
+        start: usize,
+        priority: Priority,
+    ) -> Result<(usize, u64), Overload> {
+        if self.shares.whole(priority) {
+            if let Ok(grant) = self.shards[start].try_admit() {
+                return Ok((start, grant));
+            }
         }
-        self.admit_slow(start, priority)
+        self.admit_slow(start, priority).map(|shard| (shard, 0))
     }
 
     /// Counts a refusal of `priority` whose probe started at shard `start`.
@@ -162,6 +178,48 @@ impl ShardedCounter {
         } else {
             self.settle(shard);
         }
+    }
+
+    /// Gives back a slot admitted on `shard` that was held for `nanos`: a
+    /// latency sample for an adaptive limit, added to the shard's
+    /// accumulators before the slot is released.
+    #[inline]
+    pub(crate) fn release_sampled(&self, shard: usize, nanos: u64) {
+        let on = &self.shards[shard];
+        on.samples.record(nanos, on.held());
+        self.release(shard);
+    }
+
+    /// Counts a drop reported by a permit of `shard`: the call it guarded
+    /// failed from overload downstream.
+    #[inline]
+    pub(crate) fn record_drop(&self, shard: usize) {
+        self.shards[shard].samples.record_drop();
+    }
+
+    /// Takes every shard's samples since the last take, merged.
+    pub(crate) fn take_samples(&self) -> SampleTotals {
+        self.shards
+            .iter()
+            .fold(SampleTotals::default(), |totals, shard| {
+                totals.with_shard(shard.samples.take())
+            })
+    }
+
+    /// Refusals ever, all shards and priorities.
+    pub(crate) fn refusals_total(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|shard| shard.refusals().iter().sum::<u64>())
+            .sum()
+    }
+
+    /// Grants ever, all shards.
+    pub(crate) fn grants_total(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|shard| shard.counts().accepted)
+            .sum()
     }
 
     /// A release while capacity is scarce: the slot leaves the shard with

@@ -11,6 +11,7 @@
 //! | [`lease`] | an admission's slow path: lease from the reserve, move a free slot home, or refuse |
 //! | [`sweep`] | free slots back to the reserve; resizes through the reserve |
 //! | [`Priority`] | which requests may fill how much of the capacity |
+//! | [`samples`] | an adaptive limit's latency samples and drops, gathered per shard |
 //! | [`SplitShard`] | a shard whose slots one thread gives back: senders and releaser on separate lines |
 //! | [`probe`] | admission over a fixed row of shards: home first, then each other once; refuses only when all were full at once |
 //! | [`home`] | each thread's stable starting shard |
@@ -24,7 +25,7 @@
 //! [`probe`] directly.
 //!
 //! The modules whose atomics interact each carry an `# Orderings` section:
-//! [`shard`], [`reserve`], [`counter`], [`lease`], [`sweep`],
+//! [`shard`], [`reserve`], [`counter`], [`samples`], [`lease`], [`sweep`],
 //! [`split_shard`] and [`probe`].
 
 mod counter;
@@ -33,6 +34,7 @@ mod lease;
 mod priority;
 mod probe;
 mod reserve;
+mod samples;
 mod shard;
 mod sizing;
 mod split_shard;
@@ -45,6 +47,7 @@ pub(crate) use priority::{Shares, PRIORITIES};
 pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;
+pub(crate) use samples::SampleTotals;
 pub use sizing::MAX_SHARDS;
 pub(crate) use sizing::{check_capacity, limit_for, Sizing};
 pub(crate) use split_shard::SplitShard;

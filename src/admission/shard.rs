@@ -63,6 +63,7 @@
 //!   Both are cold: once per 2^15 grants, and per stats call.
 
 use super::priority::PRIORITIES;
+use super::samples::ShardSamples;
 use crate::sync::{spin_loop, AtomicU64, Ordering};
 
 /// Width of the usage and limit fields.
@@ -107,6 +108,10 @@ pub(crate) struct Shard {
     /// another shard that reads this word may take a cache miss when a
     /// refusal is counted; it compares the word, which did not change.)
     rejected: [AtomicU64; PRIORITIES],
+    /// An adaptive limit's samples of this shard's permits (see
+    /// [`samples`](super::samples)); untouched while none is on. On the
+    /// shard's own line, which a sampled release writes anyway.
+    pub(crate) samples: ShardSamples,
 }
 
 /// What one shard reports: each field a snapshot of one word.
@@ -124,6 +129,7 @@ impl Shard {
             word: AtomicU64::new(limit << LIMIT_SHIFT),
             folds: AtomicU64::new(0),
             rejected: [0; PRIORITIES].map(AtomicU64::new),
+            samples: ShardSamples::default(),
         }
     }
 
@@ -284,6 +290,13 @@ impl Shard {
     pub(crate) fn close(&self) -> u64 {
         let previous = self.word.fetch_and(!LIMIT_MASK, Ordering::SeqCst);
         limit_of(previous).saturating_sub(usage_of(previous))
+    }
+
+    /// Permits held on this shard right now, read without ordering: a
+    /// figure for a sample, not for admission.
+    #[inline]
+    pub(crate) fn held(&self) -> u64 {
+        usage_of(self.word.load(Ordering::Relaxed))
     }
 
     /// Permits held on this shard right now.

@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::adaptive::Governor;
 use crate::admission::ShardedCounter;
 
 /// A shard's anchor, shared by the owned permits of the threads whose home
@@ -41,14 +42,20 @@ pub(super) type AnchorRef = Arc<CachePadded<Anchor>>;
 #[derive(Debug)]
 pub(super) struct Anchor {
     pub(super) counter: Arc<ShardedCounter>,
+    /// The resource's adaptive limit, if it has one.
+    pub(super) governor: Option<Arc<Governor>>,
 }
 
 /// One anchor per shard of `counter`.
-pub(super) fn anchors(counter: &Arc<ShardedCounter>) -> Box<[AnchorRef]> {
+pub(super) fn anchors(
+    counter: &Arc<ShardedCounter>,
+    governor: Option<&Arc<Governor>>,
+) -> Box<[AnchorRef]> {
     (0..counter.shard_count())
         .map(|_| {
             Arc::new(CachePadded::new(Anchor {
                 counter: Arc::clone(counter),
+                governor: governor.cloned(),
             }))
         })
         .collect()

@@ -1,5 +1,6 @@
 //! [`ResourceBuilder`]: a resource's capacity and shard count.
 
+use crate::adaptive::Adaptive;
 use crate::admission::{Priority, ShardedCounter, Shares, Sizing, PRIORITIES};
 use crate::error::BuildError;
 
@@ -17,12 +18,13 @@ use super::{Resource, DEFAULT_NAME};
 /// assert_eq!(resource.stats().shards[0].limit, 8); // until capacity moves to where it is used
 /// # Ok::<(), sidejob::BuildError>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ResourceBuilder {
     sizing: Sizing,
     shares: [Option<f64>; PRIORITIES],
     name: Option<String>,
+    adaptive: Option<Adaptive>,
 }
 
 impl ResourceBuilder {
@@ -111,6 +113,33 @@ impl ResourceBuilder {
         self
     }
 
+    /// Makes the capacity adaptive: the capacity set here is the initial
+    /// limit, and from then on `adaptive`'s rule sets it, each window,
+    /// within its `[min_limit, max_limit]`, from the latency and drops the
+    /// permits report (see [`adaptive`](crate::adaptive)). Off by default,
+    /// and then it costs nothing. With it on, a sampled permit reads the
+    /// clock when taken and when dropped; a
+    /// [`set_capacity`](Resource::set_capacity) still applies, and the rule
+    /// goes on from there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::Adaptive;
+    ///
+    /// let resource = sidejob::Resource::builder()
+    ///     .capacity(16)
+    ///     .adaptive(Adaptive::aimd().min_limit(4).max_limit(64))
+    ///     .build()?;
+    /// let permit = resource.try_acquire()?;
+    /// permit.dropped(); // the guarded call timed out: the limit backs off
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn adaptive(mut self, adaptive: Adaptive) -> Self {
+        self.adaptive = Some(adaptive);
+        self
+    }
+
     /// Builds the resource.
     ///
     /// # Errors
@@ -118,7 +147,11 @@ impl ResourceBuilder {
     /// A [`BuildError`] naming the setting when `capacity` was not set or
     /// is above 2²⁴ − 1, `shards` is 0 or above
     /// [`MAX_SHARDS`](crate::MAX_SHARDS), or a `share` is outside (0, 1],
-    /// not 1 for `Critical`, or above a higher priority's.
+    /// not 1 for `Critical`, or above a higher priority's; with
+    /// [`adaptive`](Self::adaptive), when `min_limit` is 0, `max_limit` is
+    /// below it or above 2²⁴ − 1, the capacity lies outside them, the
+    /// `window` or `min_samples` is zero, or a rule's parameter is out of
+    /// its range (each error names its setting).
     ///
     /// # Examples
     ///
@@ -129,10 +162,14 @@ impl ResourceBuilder {
     pub fn build(self) -> Result<Resource, BuildError> {
         let (capacity, shards) = self.sizing.checked()?;
         let shares = Shares::checked(self.shares)?;
+        if let Some(adaptive) = &self.adaptive {
+            adaptive.check(capacity)?;
+        }
         let name = self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned());
         Ok(Resource::from_counter(
             ShardedCounter::new(capacity, shards, shares),
             name,
+            self.adaptive,
         ))
     }
 }

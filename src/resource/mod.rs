@@ -14,6 +14,7 @@ mod stats;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::adaptive::{AdaptiveStats, Governor};
 use crate::admission::{home_shard, Priority, ShardedCounter};
 use crate::error::{BuildError, Overload};
 use crate::rates::{RateStats, Rates, Sample};
@@ -57,6 +58,8 @@ pub struct Resource {
     /// before it lets go of its core.
     rates: Arc<Rates>,
     counter: Arc<ShardedCounter>,
+    /// The adaptive limit, if the builder asked for one.
+    governor: Option<Arc<Governor>>,
     /// One per shard, for owned permits (see `anchor.rs`).
     anchors: Box<[AnchorRef]>,
     name: String,
@@ -125,10 +128,7 @@ impl Resource {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Overload> {
-        let shard = self
-            .counter
-            .admit_from(home_shard(self.counter.shard_count()))?;
-        Ok(Permit::new(self, shard))
+        self.acquire(home_shard(self.counter.shard_count()), Priority::Normal)
     }
 
     /// Like [`try_acquire`](Self::try_acquire), for a request of
@@ -156,10 +156,7 @@ impl Resource {
     /// ```
     #[inline]
     pub fn try_acquire_with(&self, priority: Priority) -> Result<Permit<'_>, Overload> {
-        let shard = self
-            .counter
-            .admit(home_shard(self.counter.shard_count()), priority)?;
-        Ok(Permit::new(self, shard))
+        self.acquire(home_shard(self.counter.shard_count()), priority)
     }
 
     /// Like [`try_acquire`](Self::try_acquire), but from shard
@@ -186,10 +183,19 @@ impl Resource {
     /// ```
     #[inline]
     pub fn try_acquire_from(&self, start: usize) -> Result<Permit<'_>, Overload> {
-        let shard = self
-            .counter
-            .admit_from(start % self.counter.shard_count())?;
-        Ok(Permit::new(self, shard))
+        self.acquire(start % self.counter.shard_count(), Priority::Normal)
+    }
+
+    /// A permit of `priority` whose probe starts at shard `start`, timed if
+    /// an adaptive limit samples it.
+    #[inline]
+    fn acquire(&self, start: usize, priority: Priority) -> Result<Permit<'_>, Overload> {
+        let (shard, grant) = self.counter.admit_numbered(start, priority)?;
+        Ok(Permit::new(
+            self,
+            shard,
+            started(self.governor.as_deref(), grant),
+        ))
     }
 
     /// Like [`try_acquire`](Self::try_acquire), but the permit owns a handle
@@ -288,23 +294,60 @@ impl Resource {
     /// anchored there.
     #[inline]
     fn acquire_owned(&self, start: usize, priority: Priority) -> Result<OwnedPermit, Overload> {
-        let shard = self.counter.admit(start, priority)?;
+        let (shard, grant) = self.counter.admit_numbered(start, priority)?;
         Ok(OwnedPermit::new(
             anchor::reference(&self.anchors[start]),
             shard,
+            started(self.governor.as_deref(), grant),
         ))
     }
 
-    /// A resource over `counter`.
-    pub(super) fn from_counter(counter: ShardedCounter, name: String) -> Resource {
+    /// A resource over `counter`, adapting its capacity if `adaptive`.
+    pub(super) fn from_counter(
+        counter: ShardedCounter,
+        name: String,
+        adaptive: Option<crate::adaptive::Adaptive>,
+    ) -> Resource {
+        let governor = adaptive
+            .map(|adaptive| Arc::new(Governor::new(adaptive, &counter, quanta::Clock::new())));
         let counter = Arc::new(counter);
-        let anchors = anchors(&counter);
+        let anchors = anchors(&counter, governor.as_ref());
         let rates = Rates::start(&counter, sample);
         Resource {
             counter,
+            governor,
             anchors,
             rates,
             name,
+        }
+    }
+
+    /// What the resource's adaptive limit has done, or `None` if it has
+    /// none (see [`ResourceBuilder::adaptive`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    ///
+    /// assert!(Resource::new(4).adaptive_stats().is_none());
+    /// let adaptive = Resource::builder().capacity(4).adaptive(Adaptive::vegas()).build()?;
+    /// let stats = adaptive.adaptive_stats().unwrap();
+    /// assert_eq!((stats.limit, stats.algorithm), (4, "vegas"));
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn adaptive_stats(&self) -> Option<AdaptiveStats> {
+        self.governor
+            .as_ref()
+            .map(|governor| governor.stats(&self.counter))
+    }
+
+    /// Releases a sampled permit of `shard` started at `started`.
+    #[inline]
+    fn finish_sampled(&self, shard: usize, started: u64) {
+        match &self.governor {
+            Some(governor) => governor.finish(&self.counter, shard, started),
+            None => self.counter.release(shard),
         }
     }
 
@@ -469,6 +512,16 @@ impl Resource {
             reserve: snapshot.reserve(),
             shards,
         }
+    }
+}
+
+/// The start of a permit with grant number `grant`: 0 unless `governor`
+/// samples it.
+#[inline]
+fn started(governor: Option<&Governor>, grant: u64) -> u64 {
+    match governor {
+        None => 0,
+        Some(governor) => governor.start(grant),
     }
 }
 

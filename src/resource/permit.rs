@@ -26,12 +26,59 @@ use std::num::NonZeroUsize;
 pub struct Permit<'a> {
     resource: &'a Resource,
     shard: usize,
+    /// The clock's raw reading when an adaptive limit sampled the permit;
+    /// 0 when it is not sampled.
+    started: u64,
 }
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(resource: &'a Resource, shard: usize) -> Self {
-        Permit { resource, shard }
+    pub(crate) fn new(resource: &'a Resource, shard: usize, started: u64) -> Self {
+        Permit {
+            resource,
+            shard,
+            started,
+        }
+    }
+
+    /// Releases the permit and reports a *drop* to the resource's adaptive
+    /// limit: the call it guarded failed from overload downstream (a
+    /// timeout, a 503, an [`Overload`](crate::Overload) from the next hop),
+    /// and the limit backs off. The hold time is not a latency sample.
+    /// Without an adaptive limit it only releases.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::Adaptive;
+    ///
+    /// let resource = sidejob::Resource::builder().capacity(4).adaptive(Adaptive::aimd()).build()?;
+    /// let permit = resource.try_acquire()?;
+    /// permit.dropped();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dropped(mut self) {
+        if let Some(governor) = &self.resource.governor {
+            governor.dropped(&self.resource.counter, self.shard);
+        }
+        self.started = 0;
+    }
+
+    /// Releases the permit without a latency sample, for a call whose hold
+    /// time says nothing of the downstream (a cancelled call). Without an
+    /// adaptive limit it only releases, as a drop does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = sidejob::Resource::new(1);
+    /// resource.try_acquire()?.ignore();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn ignore(mut self) {
+        self.started = 0;
     }
 
     /// The shard this permit was taken from.
@@ -66,7 +113,11 @@ impl<'a> Permit<'a> {
 impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.resource.counter.release(self.shard);
+        if self.started == 0 {
+            self.resource.counter.release(self.shard);
+        } else {
+            self.resource.finish_sampled(self.shard, self.started);
+        }
     }
 }
 
@@ -109,14 +160,75 @@ pub struct OwnedPermit {
     /// permit move through memory in pieces, and a tower layer's request
     /// twice as slow).
     shard_plus_one: NonZeroUsize,
+    /// As [`Permit`]'s: the sample's start, 0 when not sampled.
+    started: u64,
 }
 
 impl OwnedPermit {
     #[inline]
-    pub(super) fn new(anchor: AnchorRef, shard: usize) -> Self {
+    pub(super) fn new(anchor: AnchorRef, shard: usize, started: u64) -> Self {
         OwnedPermit {
             anchor: Some(anchor),
             shard_plus_one: NonZeroUsize::MIN.saturating_add(shard),
+            started,
+        }
+    }
+
+    /// Releases the permit and reports a drop, as [`Permit::dropped`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::adaptive::Adaptive;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::builder().capacity(4).adaptive(Adaptive::aimd()).build()?);
+    /// resource.try_acquire_owned()?.dropped();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dropped(mut self) {
+        self.mark_dropped();
+    }
+
+    /// Releases the permit without a latency sample, as [`Permit::ignore`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(1));
+    /// resource.try_acquire_owned()?.ignore();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), sidejob::Overload>(())
+    /// ```
+    pub fn ignore(mut self) {
+        self.started = 0;
+    }
+
+    /// Reports a drop now; the permit, still held, is released unsampled
+    /// when dropped (a response whose body still streams).
+    pub(crate) fn mark_dropped(&mut self) {
+        if let Some(anchor) = &self.anchor {
+            if let Some(governor) = &anchor.governor {
+                governor.dropped(&anchor.counter, self.shard());
+            }
+        }
+        self.started = 0;
+    }
+
+    /// Leaves the permit held but unsampled: its release will be no sample.
+    pub(crate) fn unsample(&mut self) {
+        self.started = 0;
+    }
+
+    /// Restarts a sampled permit's clock: the sample runs from now (a
+    /// tower layer's `call`, after a permit taken in `poll_ready`).
+    #[inline]
+    pub(crate) fn restart(&mut self) {
+        if self.started != 0 {
+            if let Some(governor) = self.anchor.as_ref().and_then(|a| a.governor.as_ref()) {
+                self.started = governor.start(0);
+            }
         }
     }
 
@@ -139,7 +251,12 @@ impl Drop for OwnedPermit {
     #[inline]
     fn drop(&mut self) {
         if let Some(anchor) = self.anchor.take() {
-            anchor.counter.release(self.shard());
+            match &anchor.governor {
+                Some(governor) if self.started != 0 => {
+                    governor.finish(&anchor.counter, self.shard(), self.started)
+                }
+                _ => anchor.counter.release(self.shard()),
+            }
             keep(anchor);
         }
     }

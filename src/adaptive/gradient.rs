@@ -1,0 +1,158 @@
+//! [`Gradient`]: the limit follows the ratio of the baseline latency to the
+//! window's, after Netflix's `Gradient2Limit`.
+
+use super::{Algorithm, Window};
+use crate::error::BuildError;
+
+/// The limit follows the latency gradient, after Netflix
+/// concurrency-limits' `Gradient2Limit`, with its reported flaws fixed.
+///
+/// Each window, `g = clamp(tolerance × baseline / mean latency, 0.5, 1)`
+/// and the target is `limit × g`, plus `queue_size` only while `g` is 1
+/// (the latency is within tolerance of the baseline); the limit moves
+/// `smoothing` of the way to the target, rounded away from the limit so it
+/// always moves. So:
+///
+/// * the growth term is capped: at most `queue_size` a window, and none
+///   once the latency shows a queue (Netflix adds it always, and the limit
+///   grows without bound where `g` sits just under 1, PR #134);
+/// * drops are never ignored (Netflix's Gradient2 ignores them, #176): a
+///   window with a drop multiplies the limit by `backoff`, unsmoothed;
+/// * the baseline is the controller's, which falls at once and rises only
+///   slowly (see [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)),
+///   where Netflix's long-term average follows the load up (#165).
+///
+/// It settles where the mean latency is `tolerance` times the baseline:
+/// with a downstream that queues beyond `K` requests, at about
+/// `tolerance × K`.
+///
+/// Defaults, Netflix's: tolerance 1.5, smoothing 0.2, queue size 4; backoff 0.9.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use sidejob::adaptive::{Algorithm, Gradient, Window};
+///
+/// let ms = Duration::from_millis;
+/// let mut gradient = Gradient::default();
+/// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
+/// assert_eq!(gradient.update(20, &calm), 21); // 20 + 0.2 × 4, rounded up
+/// let queued = Window::new(50, ms(30), 20).with_baseline(ms(10)); // g = 0.5
+/// assert_eq!(gradient.update(20, &queued), 18); // 20 - 0.2 × 10
+/// assert_eq!(gradient.update(20, &calm.with_drops(1)), 18);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Gradient {
+    tolerance: f64,
+    smoothing: f64,
+    queue_size: usize,
+    backoff: f64,
+}
+
+impl Default for Gradient {
+    fn default() -> Self {
+        Gradient {
+            tolerance: 1.5,
+            smoothing: 0.2,
+            queue_size: 4,
+            backoff: 0.9,
+        }
+    }
+}
+
+impl Gradient {
+    /// How much slower than the baseline a window may be before the limit
+    /// comes down, at least 1. Default 1.5.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::{Adaptive, Gradient};
+    /// let adaptive = Adaptive::from(Gradient::default().tolerance(2.0));
+    /// # let _ = adaptive;
+    /// ```
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// How far the limit moves to its target each window, in (0, 1].
+    /// Default 0.2.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let gradient = sidejob::adaptive::Gradient::default().smoothing(1.0);
+    /// # let _ = gradient;
+    /// ```
+    pub fn smoothing(mut self, smoothing: f64) -> Self {
+        self.smoothing = smoothing;
+        self
+    }
+
+    /// The growth term: how many requests the target adds while the latency
+    /// is within tolerance. Default 4.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let gradient = sidejob::adaptive::Gradient::default().queue_size(8);
+    /// # let _ = gradient;
+    /// ```
+    pub fn queue_size(mut self, queue_size: usize) -> Self {
+        self.queue_size = queue_size;
+        self
+    }
+
+    /// The factor a window with drops multiplies the limit by, in [0.5, 1).
+    /// Default 0.9.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let gradient = sidejob::adaptive::Gradient::default().backoff(0.75);
+    /// # let _ = gradient;
+    /// ```
+    pub fn backoff(mut self, backoff: f64) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    pub(super) fn check(&self) -> Result<(), BuildError> {
+        if !(self.tolerance >= 1.0 && self.tolerance.is_finite()) {
+            return Err(BuildError::new("tolerance", "must be at least 1"));
+        }
+        if !(self.smoothing > 0.0 && self.smoothing <= 1.0) {
+            return Err(BuildError::new("smoothing", "must be in (0, 1]"));
+        }
+        if !(0.5..1.0).contains(&self.backoff) {
+            return Err(BuildError::new("backoff", "must be in [0.5, 1)"));
+        }
+        Ok(())
+    }
+}
+
+impl Algorithm for Gradient {
+    fn update(&mut self, limit: usize, window: &Window) -> usize {
+        if window.drops > 0 {
+            return (limit as f64 * self.backoff) as usize;
+        }
+        let mean = window.mean_latency.as_secs_f64();
+        if mean <= 0.0 {
+            return limit;
+        }
+        let current = limit as f64;
+        let ratio = self.tolerance * window.baseline.as_secs_f64() / mean;
+        if ratio > 1.0 {
+            // Room below the tolerance: grow by the queue size, capped by
+            // the room itself, so growth stops where the latency reaches it.
+            let room = (current * (ratio - 1.0)).ceil() as usize;
+            return limit + room.min(self.queue_size);
+        }
+        let target = current * ratio.max(0.5);
+        let next = current + self.smoothing * (target - current);
+        next.floor() as usize
+    }
+}

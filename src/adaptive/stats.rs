@@ -1,0 +1,44 @@
+//! [`AdaptiveStats`]: what an adaptive limit reports.
+
+use std::time::Duration;
+
+/// What an adaptive limit has done, from
+/// [`Resource::adaptive_stats`](crate::Resource::adaptive_stats).
+///
+/// # Examples
+///
+/// ```
+/// use sidejob::adaptive::Adaptive;
+///
+/// let resource = sidejob::Resource::builder().capacity(16).adaptive(Adaptive::aimd()).build()?;
+/// let stats = resource.adaptive_stats().expect("adaptive is on");
+/// assert_eq!((stats.limit, stats.windows, stats.drops), (16, 0, 0));
+/// assert_eq!(stats.algorithm, "aimd");
+/// # Ok::<(), sidejob::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct AdaptiveStats {
+    /// The limit now: the resource's capacity.
+    pub limit: usize,
+    /// The baseline: the latency with no queue downstream, as estimated
+    /// from the windows' minimum latencies. It falls at once to a lower
+    /// window minimum; it rises toward a higher one by an eighth of the
+    /// gap a window, and only from windows in which the limit did not bound
+    /// the application (or sat at its minimum), so a queue the limit itself
+    /// lets build cannot push it up. Zero before the first window.
+    pub baseline: Duration,
+    /// The last window's mean latency. Zero before the first window.
+    pub latency: Duration,
+    /// Windows closed (those with enough samples to decide on).
+    pub windows: u64,
+    /// Windows that raised the limit.
+    pub increases: u64,
+    /// Windows that lowered it.
+    pub decreases: u64,
+    /// Drops reported, in closed windows.
+    pub drops: u64,
+    /// The rule: `aimd`, `gradient`, `vegas` or `custom`.
+    pub algorithm: &'static str,
+}

@@ -1,0 +1,119 @@
+//! [`Vegas`]: the limit follows an estimate of the queue downstream, after
+//! TCP Vegas and Netflix's `VegasLimit`.
+
+use super::{Algorithm, Window};
+use crate::error::BuildError;
+
+/// The limit follows an estimate of the requests queued downstream, after
+/// TCP Vegas and Netflix concurrency-limits' `VegasLimit` (its default).
+///
+/// Each window estimates the queue as
+/// `q = ceil(limit × (1 − baseline / mean latency))`. With
+/// `lg = max(1, ⌊log10 limit⌋)`: if `q ≤ lg` the limit grows by
+/// `beta × lg` (fast, while nothing queues); if `q < alpha × lg`, by `lg`;
+/// if `q > beta × lg`, it shrinks by `lg`; in between it stays. A window
+/// with drops shrinks it by `lg` (Netflix's rule), never ignored. It
+/// settles with `alpha × lg` to `beta × lg` requests queued: about `K + 3`
+/// to `K + 6` for a downstream that queues beyond `K` (for limits under
+/// 100).
+///
+/// Netflix re-measures the no-load latency every few hundred samples,
+/// which under load drifts it up (#165); this one uses the controller's
+/// baseline, which falls at once and rises only slowly (see
+/// [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)).
+///
+/// Defaults, Netflix's: alpha 3, beta 6.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use sidejob::adaptive::{Algorithm, Vegas, Window};
+///
+/// let ms = Duration::from_millis;
+/// let mut vegas = Vegas::default();
+/// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
+/// assert_eq!(vegas.update(20, &calm), 26); // q = 0: + 6
+/// let queued = Window::new(50, ms(20), 20).with_baseline(ms(10)); // q = 10
+/// assert_eq!(vegas.update(20, &queued), 19);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Vegas {
+    alpha: usize,
+    beta: usize,
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Vegas { alpha: 3, beta: 6 }
+    }
+}
+
+impl Vegas {
+    /// Below `alpha × lg` queued requests the limit grows. Default 3.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let vegas = sidejob::adaptive::Vegas::default().alpha(2).beta(4);
+    /// # let _ = vegas;
+    /// ```
+    pub fn alpha(mut self, alpha: usize) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
+    /// Above `beta × lg` queued requests the limit shrinks; at least
+    /// `alpha`. Default 6.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::{Adaptive, Vegas};
+    /// let err = sidejob::Resource::builder()
+    ///     .capacity(8)
+    ///     .adaptive(Adaptive::from(Vegas::default().alpha(5).beta(4)))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.setting(), "beta");
+    /// ```
+    pub fn beta(mut self, beta: usize) -> Self {
+        self.beta = beta;
+        self
+    }
+
+    pub(super) fn check(&self) -> Result<(), BuildError> {
+        if self.alpha == 0 {
+            return Err(BuildError::new("alpha", "must be at least 1"));
+        }
+        if self.beta < self.alpha {
+            return Err(BuildError::new("beta", "must be at least `alpha`"));
+        }
+        Ok(())
+    }
+}
+
+impl Algorithm for Vegas {
+    fn update(&mut self, limit: usize, window: &Window) -> usize {
+        let lg = (limit.max(1).ilog10() as usize).max(1);
+        if window.drops > 0 {
+            return limit.saturating_sub(lg);
+        }
+        let mean = window.mean_latency.as_secs_f64();
+        if mean <= 0.0 {
+            return limit;
+        }
+        let ratio = (window.baseline.as_secs_f64() / mean).min(1.0);
+        let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
+        if queue <= lg {
+            limit + self.beta * lg
+        } else if queue < self.alpha * lg {
+            limit + lg
+        } else if queue > self.beta * lg {
+            limit.saturating_sub(lg)
+        } else {
+            limit
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! [`ShardSamples`]: the latency samples and drops one shard's permits
+//! report, gathered on the shard's own cache line for an adaptive limit,
+//! and [`SampleTotals`], what a window's close takes from every shard.
+//!
+//! A permit that was sampled adds its hold time here when it is released,
+//! on the line its release writes anyway, so a sample writes no line that
+//! another shard's threads write. Nothing reads these accumulators on the
+//! request path: the thread that closes a window takes them all at once
+//! ([`ShardSamples::take`]) and merges them.
+//!
+//! # Orderings
+//!
+//! All `Relaxed`. The figures order nothing and guard nothing: each is a
+//! single atomic read-modify-write, so no sample, drop or latency is lost
+//! or counted twice, and a window's close swaps each out whole. A sample
+//! whose two adds straddle a close may put its count in one window and its
+//! latency in the next; a window's mean is then off by one sample's part.
+//! The minimum and the peak are read first and written only when they
+//! change (`fetch_min`/`fetch_max`), which is rare once a window has a few
+//! samples.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// One shard's samples since the last window closed.
+#[derive(Debug)]
+pub(crate) struct ShardSamples {
+    count: AtomicU64,
+    sum_nanos: AtomicU64,
+    /// `u64::MAX` while the window has no sample.
+    min_nanos: AtomicU64,
+    /// The most permits the shard held at a sampled release.
+    peak: AtomicU64,
+    drops: AtomicU64,
+}
+
+impl Default for ShardSamples {
+    fn default() -> Self {
+        ShardSamples {
+            count: AtomicU64::new(0),
+            sum_nanos: AtomicU64::new(0),
+            min_nanos: AtomicU64::new(u64::MAX),
+            peak: AtomicU64::new(0),
+            drops: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ShardSamples {
+    /// Records a permit held for `nanos`, released while the shard held
+    /// `held` permits (itself included).
+    #[inline]
+    pub(crate) fn record(&self, nanos: u64, held: u64) {
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        if nanos < self.min_nanos.load(Ordering::Relaxed) {
+            self.min_nanos.fetch_min(nanos, Ordering::Relaxed);
+        }
+        if held > self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(held, Ordering::Relaxed);
+        }
+    }
+
+    /// Records a drop: a call that failed from overload downstream.
+    #[inline]
+    pub(crate) fn record_drop(&self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Takes everything recorded since the last take, leaving the
+    /// accumulators empty.
+    pub(crate) fn take(&self) -> SampleTotals {
+        let count = self.count.swap(0, Ordering::Relaxed);
+        SampleTotals {
+            samples: count,
+            sum_nanos: self.sum_nanos.swap(0, Ordering::Relaxed),
+            min_nanos: self.min_nanos.swap(u64::MAX, Ordering::Relaxed),
+            peak: self.peak.swap(0, Ordering::Relaxed),
+            drops: self.drops.swap(0, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Samples merged over shards (and, for a window too thin to decide on,
+/// over the windows it carries over).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SampleTotals {
+    /// Latency samples.
+    pub(crate) samples: u64,
+    /// Their latencies summed, in nanoseconds.
+    pub(crate) sum_nanos: u64,
+    /// The least of them, `u64::MAX` when there is none.
+    pub(crate) min_nanos: u64,
+    /// The shards' peaks summed: at least the most permits held at once
+    /// at a sampled release (shards peak at different moments).
+    pub(crate) peak: u64,
+    /// Drops.
+    pub(crate) drops: u64,
+}
+
+impl Default for SampleTotals {
+    fn default() -> Self {
+        SampleTotals {
+            samples: 0,
+            sum_nanos: 0,
+            min_nanos: u64::MAX,
+            peak: 0,
+            drops: 0,
+        }
+    }
+}
+
+impl SampleTotals {
+    /// These and `other` together. Peaks add up across shards, whose
+    /// peaks are at different places; across windows, the larger stands.
+    pub(crate) fn with_shard(self, other: SampleTotals) -> SampleTotals {
+        SampleTotals {
+            peak: self.peak + other.peak,
+            ..self.with_window(other)
+        }
+    }
+
+    /// These and a later window's, for a window carried over.
+    pub(crate) fn with_window(self, other: SampleTotals) -> SampleTotals {
+        SampleTotals {
+            samples: self.samples + other.samples,
+            sum_nanos: self.sum_nanos.saturating_add(other.sum_nanos),
+            min_nanos: self.min_nanos.min(other.min_nanos),
+            peak: self.peak.max(other.peak),
+            drops: self.drops + other.drops,
+        }
+    }
+}
+
+#[cfg(all(test, not(sidejob_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_take_empties_the_accumulators_and_returns_what_they_held() {
+        let samples = ShardSamples::default();
+        samples.record(300, 2);
+        samples.record(100, 5);
+        samples.record_drop();
+        let taken = samples.take();
+        assert_eq!(
+            taken,
+            SampleTotals {
+                samples: 2,
+                sum_nanos: 400,
+                min_nanos: 100,
+                peak: 5,
+                drops: 1
+            }
+        );
+        assert_eq!(samples.take(), SampleTotals::default());
+    }
+
+    #[test]
+    fn shards_add_their_peaks_and_windows_keep_the_larger() {
+        let a = SampleTotals {
+            samples: 1,
+            sum_nanos: 10,
+            min_nanos: 10,
+            peak: 3,
+            drops: 0,
+        };
+        let b = SampleTotals {
+            samples: 2,
+            sum_nanos: 8,
+            min_nanos: 4,
+            peak: 2,
+            drops: 1,
+        };
+        assert_eq!(a.with_shard(b).peak, 5);
+        assert_eq!(a.with_window(b).peak, 3);
+        assert_eq!(
+            (a.with_window(b).samples, a.with_window(b).min_nanos),
+            (3, 4)
+        );
+    }
+}
