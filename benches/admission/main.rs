@@ -7,6 +7,8 @@
 //! |------------------------|------------------------------------------------------------------|
 //! | `sidejob`              | `Resource::try_acquire` (one shard per CPU) + drop of the permit  |
 //! | `sidejob-owned`        | `Resource::try_acquire_owned` (a `'static` permit) + drop          |
+//! | `sidejob-adaptive`     | `sidejob` with an adaptive limit on (AIMD): sampled permits time their hold |
+//! | `sidejob-owned-adaptive` | `sidejob-owned` with the adaptive limit on                     |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
@@ -306,6 +308,20 @@ fn admission(c: &mut Criterion) {
             contender(&mut group, "sidejob", threads, overload, &resource);
             let owned = OwnedResource(Arc::new(sidejob::Resource::new(capacity)));
             contender(&mut group, "sidejob-owned", threads, overload, &owned);
+            if !overload {
+                // AIMD: with no drops and holds far under its timeout, it
+                // keeps the capacity, so the bench measures the sampling.
+                let adaptive = || {
+                    sidejob::Resource::builder()
+                        .capacity(capacity)
+                        .adaptive(sidejob::adaptive::Adaptive::aimd().max_limit(capacity))
+                        .build()
+                        .expect("a valid adaptive resource")
+                };
+                contender(&mut group, "sidejob-adaptive", threads, overload, &adaptive());
+                let owned = OwnedResource(Arc::new(adaptive()));
+                contender(&mut group, "sidejob-owned-adaptive", threads, overload, &owned);
+            }
             let cas = AtomicCas::new(capacity);
             contender(&mut group, "atomic-cas", threads, overload, &cas);
             let mutex = MutexLimiter::new(capacity);
