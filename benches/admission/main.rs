@@ -318,9 +318,21 @@ fn admission(c: &mut Criterion) {
                         .build()
                         .expect("a valid adaptive resource")
                 };
-                contender(&mut group, "sidejob-adaptive", threads, overload, &adaptive());
+                contender(
+                    &mut group,
+                    "sidejob-adaptive",
+                    threads,
+                    overload,
+                    &adaptive(),
+                );
                 let owned = OwnedResource(Arc::new(adaptive()));
-                contender(&mut group, "sidejob-owned-adaptive", threads, overload, &owned);
+                contender(
+                    &mut group,
+                    "sidejob-owned-adaptive",
+                    threads,
+                    overload,
+                    &owned,
+                );
             }
             let cas = AtomicCas::new(capacity);
             contender(&mut group, "atomic-cas", threads, overload, &cas);

@@ -216,11 +216,6 @@ impl OwnedPermit {
         self.started = 0;
     }
 
-    /// Leaves the permit held but unsampled: its release will be no sample.
-    pub(crate) fn unsample(&mut self) {
-        self.started = 0;
-    }
-
     /// Restarts a sampled permit's clock: the sample runs from now (a
     /// tower layer's `call`, after a permit taken in `poll_ready`).
     #[inline]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use super::prioritize::Unprioritized;
-use super::shed::Shed;
+use super::shed::{no_error_is_a_drop, Shed};
+use super::BoxError;
 use crate::{BuildError, Resource};
 
 /// A tower [`Layer`] whose services refuse at once, with
@@ -34,6 +35,7 @@ use crate::{BuildError, Resource};
 pub struct ShedLayer<P = Unprioritized> {
     resource: Arc<Resource>,
     prioritize: P,
+    drop_if: fn(&BoxError) -> bool,
 }
 
 impl ShedLayer {
@@ -53,6 +55,7 @@ impl ShedLayer {
         ShedLayer {
             resource,
             prioritize: Unprioritized,
+            drop_if: no_error_is_a_drop,
         }
     }
 
@@ -108,6 +111,7 @@ impl ShedLayer {
         ShedLayer {
             resource: self.resource,
             prioritize,
+            drop_if: self.drop_if,
         }
     }
 }
@@ -126,6 +130,26 @@ impl<P> ShedLayer<P> {
     pub fn resource(&self) -> &Arc<Resource> {
         &self.resource
     }
+
+    /// Tells which inner errors are drops for an adaptive resource, for
+    /// every service the layer makes (see [`Shed::drop_if`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    ///
+    /// let resource = Arc::new(Resource::builder().capacity(64).adaptive(Adaptive::gradient()).build()?);
+    /// let layer = sidejob::tower::ShedLayer::new(resource)
+    ///     .drop_if(|error| error.is::<sidejob::Overload>()); // the next hop shed it
+    /// # let _ = layer;
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn drop_if(mut self, drop_if: fn(&BoxError) -> bool) -> Self {
+        self.drop_if = drop_if;
+        self
+    }
 }
 
 impl<S, P: Clone> Layer<S> for ShedLayer<P> {
@@ -133,6 +157,7 @@ impl<S, P: Clone> Layer<S> for ShedLayer<P> {
 
     fn layer(&self, inner: S) -> Shed<S, P> {
         Shed::with_priority(inner, Arc::clone(&self.resource), self.prioritize.clone())
+            .drop_if(self.drop_if)
     }
 }
 

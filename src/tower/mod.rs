@@ -28,10 +28,25 @@
 //!    when it completes or is dropped. A readied service dropped without a
 //!    `call` releases it.
 //!
+//!
+//! # Over an adaptive resource
+//!
+//! Over a resource with an [adaptive limit](crate::adaptive), each request
+//! is a latency sample from `call` until its response future completes
+//! (for [`HttpShedLayer`], until its body ends). A request cancelled on
+//! the way (its future or body dropped early) is no sample. [`Shed`]
+//! releases a request whose inner service failed without a sample, unless
+//! [`drop_if`](ShedLayer::drop_if) calls the error a drop;
+//! [`HttpShedLayer`] counts responses `503`, `429` and `504` as drops
+//! ([`drop_on`](HttpShedLayer::drop_on) changes that). Its `Retry-After`
+//! stays the one configured: a client told to wait the measured latency
+//! would come back before the overload has passed.
+//!
 //! [tower]: https://docs.rs/tower
 
 #[cfg(feature = "http")]
 mod http;
+mod in_flight;
 mod layer;
 mod prioritize;
 mod readiness;

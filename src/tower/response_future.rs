@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
+use super::in_flight::InFlight;
 use super::BoxError;
 use crate::{Overload, OwnedPermit};
 
@@ -18,7 +19,8 @@ pin_project! {
     ///
     /// # Cancel safety
     ///
-    /// Dropping it at any point, polled or not, releases the permit.
+    /// Dropping it at any point, polled or not, releases the permit (with
+    /// no latency sample, over an adaptive resource).
     ///
     /// # Examples
     ///
@@ -50,18 +52,20 @@ pin_project! {
         Admitted {
             #[pin]
             future: F,
-            permit: Option<OwnedPermit>,
+            in_flight: InFlight,
+            drop_if: fn(&BoxError) -> bool,
         },
         Overloaded,
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(super) fn admitted(future: F, permit: OwnedPermit) -> Self {
+    pub(super) fn admitted(future: F, permit: OwnedPermit, drop_if: fn(&BoxError) -> bool) -> Self {
         ResponseFuture {
             kind: Kind::Admitted {
                 future,
-                permit: Some(permit),
+                in_flight: InFlight::start(permit),
+                drop_if,
             },
         }
     }
@@ -83,11 +87,24 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
-            KindProjection::Admitted { future, permit } => {
+            KindProjection::Admitted {
+                future,
+                in_flight,
+                drop_if,
+            } => {
                 let output = std::task::ready!(future.poll(cx));
                 // Done: the request is no longer in flight.
-                drop(permit.take());
-                Poll::Ready(output.map_err(Into::into))
+                match output {
+                    Ok(response) => {
+                        in_flight.finish();
+                        Poll::Ready(Ok(response))
+                    }
+                    Err(error) => {
+                        let error = error.into();
+                        in_flight.fail(drop_if(&error));
+                        Poll::Ready(Err(error))
+                    }
+                }
             }
             KindProjection::Overloaded => Poll::Ready(Err(Box::new(Overload))),
         }
@@ -97,10 +114,8 @@ where
 impl<F> fmt::Debug for ResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.kind {
-            Kind::Admitted {
-                permit: Some(_), ..
-            } => "admitted",
-            Kind::Admitted { permit: None, .. } => "completed",
+            Kind::Admitted { in_flight, .. } if in_flight.holds() => "admitted",
+            Kind::Admitted { .. } => "completed",
             Kind::Overloaded => "overloaded",
         };
         f.debug_struct("ResponseFuture")

@@ -50,7 +50,13 @@ pub struct Shed<S, P = Unprioritized> {
     inner: S,
     resource: Arc<Resource>,
     prioritize: P,
+    drop_if: fn(&BoxError) -> bool,
     readiness: Readiness,
+}
+
+/// No inner error is a drop unless `drop_if` says so.
+pub(super) fn no_error_is_a_drop(_: &BoxError) -> bool {
+    false
 }
 
 impl<S> Shed<S> {
@@ -103,8 +109,39 @@ impl<S, P> Shed<S, P> {
             inner,
             resource,
             prioritize,
+            drop_if: no_error_is_a_drop,
             readiness: Readiness::Unready,
         }
+    }
+
+    /// Tells which of the inner service's errors are *drops* for an
+    /// adaptive resource: the request failed from overload downstream (a
+    /// timeout, an [`Overload`](crate::Overload) from the next hop), and
+    /// the limit backs off. Other errors release the permit with no
+    /// latency sample; so do all of them without this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let resource = Arc::new(Resource::builder().capacity(4).adaptive(Adaptive::aimd()).build()?);
+    /// let mut service = sidejob::tower::Shed::new(
+    ///     service_fn(|()| async { Err::<(), _>(sidejob::Overload) }), // the next hop refused
+    ///     Arc::clone(&resource),
+    /// )
+    /// .drop_if(|error| error.is::<sidejob::Overload>());
+    /// assert!(service.ready().await?.call(()).await.is_err());
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn drop_if(mut self, drop_if: fn(&BoxError) -> bool) -> Self {
+        self.drop_if = drop_if;
+        self
     }
 
     /// The shared resource.
@@ -163,7 +200,7 @@ where
             .take_for_call("Shed", &self.resource, || prioritize.priority(&request));
         match decision {
             Decision::Admitted(permit) => {
-                ResponseFuture::admitted(self.inner.call(request), permit)
+                ResponseFuture::admitted(self.inner.call(request), permit, self.drop_if)
             }
             Decision::Overloaded => ResponseFuture::overloaded(),
         }
@@ -174,7 +211,7 @@ impl<S: Clone> Clone for Shed<S> {
     /// A clone shares the resource, and starts unreadied: a permit is never
     /// copied.
     fn clone(&self) -> Self {
-        Shed::new(self.inner.clone(), Arc::clone(&self.resource))
+        Shed::new(self.inner.clone(), Arc::clone(&self.resource)).drop_if(self.drop_if)
     }
 }
 

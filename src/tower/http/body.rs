@@ -5,17 +5,21 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::OwnedPermit;
+use crate::tower::in_flight::InFlight;
 
 pin_project! {
     /// The body of a response an [`HttpShed`](super::HttpShed) admitted:
     /// the inner body, holding the request's permit until `poll_frame`
     /// returns `None` (the body has ended) or the body is dropped, so a
     /// streaming response counts as in flight while it streams. A 503's
-    /// body holds none.
+    /// body holds none. Over an adaptive resource, a body that ends (or is
+    /// dropped once its inner body says it has ended) closes the request's
+    /// latency sample; one dropped before its end is no sample.
     ///
     /// # Examples
     ///
@@ -42,13 +46,30 @@ pin_project! {
     pub struct PermitBody<B> {
         #[pin]
         inner: B,
-        permit: Option<OwnedPermit>,
+        in_flight: InFlight,
+        // Set when `is_end_stream` answered `true`: a server that saw that
+        // drops the body without polling it to its end (hyper does, for a
+        // body that is whole at once), and the drop then ends the sample.
+        seen_ended: AtomicBool,
+    }
+
+    impl<B> PinnedDrop for PermitBody<B> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if this.seen_ended.load(Ordering::Relaxed) {
+                this.in_flight.finish();
+            }
+        }
     }
 }
 
 impl<B> PermitBody<B> {
-    pub(super) fn new(inner: B, permit: Option<OwnedPermit>) -> Self {
-        PermitBody { inner, permit }
+    pub(super) fn new(inner: B, in_flight: InFlight) -> Self {
+        PermitBody {
+            inner,
+            in_flight,
+            seen_ended: AtomicBool::new(false),
+        }
     }
 
     /// Whether the body still holds its request's permit.
@@ -70,7 +91,7 @@ impl<B> PermitBody<B> {
     /// # }).unwrap();
     /// ```
     pub fn holds_permit(&self) -> bool {
-        self.permit.is_some()
+        self.in_flight.holds()
     }
 
     /// The inner body.
@@ -105,18 +126,25 @@ impl<B: Body> Body for PermitBody<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        if let Poll::Ready(None) = polled {
+        let mut this = self.project();
+        let polled = this.inner.as_mut().poll_frame(cx);
+        match &polled {
             // The body has ended: the request is no longer in flight.
-            this.permit.take();
+            Poll::Ready(None) => this.in_flight.finish(),
+            Poll::Ready(Some(_)) if this.inner.is_end_stream() => this.in_flight.finish(),
+            _ => {}
         }
         polled
     }
 
     #[inline]
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        let ended = self.inner.is_end_stream();
+        if ended {
+            // Relaxed: read back by the drop on the thread that owns the body.
+            self.seen_ended.store(true, Ordering::Relaxed);
+        }
+        ended
     }
 
     #[inline]
@@ -127,7 +155,7 @@ impl<B: Body> Body for PermitBody<B> {
 
 impl<B: Default> Default for PermitBody<B> {
     fn default() -> Self {
-        PermitBody::new(B::default(), None)
+        PermitBody::new(B::default(), InFlight::none())
     }
 }
 
@@ -135,7 +163,7 @@ impl<B: fmt::Debug> fmt::Debug for PermitBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PermitBody")
             .field("inner", &self.inner)
-            .field("holds_permit", &self.permit.is_some())
+            .field("holds_permit", &self.in_flight.holds())
             .finish()
     }
 }

@@ -6,11 +6,23 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use http::{header, HeaderValue, Response, StatusCode};
+use http::{header, response::Parts, HeaderValue, Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::body::PermitBody;
+use crate::tower::in_flight::InFlight;
 use crate::OwnedPermit;
+
+/// Responses that tell of overload downstream: `503 Service Unavailable`,
+/// `429 Too Many Requests` and `504 Gateway Timeout`.
+pub(super) fn overload_status(parts: &Parts) -> bool {
+    matches!(
+        parts.status,
+        StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::GATEWAY_TIMEOUT
+    )
+}
 
 pin_project! {
     /// The future of an [`HttpShed`](super::HttpShed) call: the inner
@@ -19,7 +31,8 @@ pin_project! {
     ///
     /// # Cancel safety
     ///
-    /// Dropping it at any point, polled or not, releases the permit.
+    /// Dropping it at any point, polled or not, releases the permit (with
+    /// no latency sample, over an adaptive resource).
     ///
     /// # Examples
     ///
@@ -52,7 +65,8 @@ pin_project! {
         Admitted {
             #[pin]
             future: F,
-            permit: Option<OwnedPermit>,
+            in_flight: InFlight,
+            drop_on: fn(&Parts) -> bool,
         },
         Overloaded {
             retry_after: Option<HeaderValue>,
@@ -61,11 +75,12 @@ pin_project! {
 }
 
 impl<F> HttpResponseFuture<F> {
-    pub(super) fn admitted(future: F, permit: OwnedPermit) -> Self {
+    pub(super) fn admitted(future: F, permit: OwnedPermit, drop_on: fn(&Parts) -> bool) -> Self {
         HttpResponseFuture {
             kind: Kind::Admitted {
                 future,
-                permit: Some(permit),
+                in_flight: InFlight::start(permit),
+                drop_on,
             },
         }
     }
@@ -89,16 +104,30 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
-            KindProjection::Admitted { future, permit } => {
+            KindProjection::Admitted {
+                future,
+                in_flight,
+                drop_on,
+            } => {
                 let output = std::task::ready!(future.poll(cx));
-                // The body takes the permit over; an error drops it here.
-                let permit = permit.take();
-                Poll::Ready(
-                    output.map(|response| response.map(|body| PermitBody::new(body, permit))),
-                )
+                let response = match output {
+                    Ok(response) => response,
+                    Err(error) => {
+                        // Not an answer from downstream: no sample.
+                        in_flight.fail(false);
+                        return Poll::Ready(Err(error));
+                    }
+                };
+                let (parts, body) = response.into_parts();
+                if drop_on(&parts) {
+                    in_flight.mark_dropped();
+                }
+                // The body takes the permit over.
+                let body = PermitBody::new(body, in_flight.hand_on());
+                Poll::Ready(Ok(Response::from_parts(parts, body)))
             }
             KindProjection::Overloaded { retry_after } => {
-                let mut response = Response::new(PermitBody::new(B::default(), None));
+                let mut response = Response::new(PermitBody::new(B::default(), InFlight::none()));
                 *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
                 if let Some(retry_after) = retry_after.take() {
                     response
@@ -114,10 +143,8 @@ where
 impl<F> fmt::Debug for HttpResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.kind {
-            Kind::Admitted {
-                permit: Some(_), ..
-            } => "admitted",
-            Kind::Admitted { permit: None, .. } => "completed",
+            Kind::Admitted { in_flight, .. } if in_flight.holds() => "admitted",
+            Kind::Admitted { .. } => "completed",
             Kind::Overloaded { .. } => "overloaded",
         };
         f.debug_struct("HttpResponseFuture")

@@ -4,9 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::HeaderValue;
+use http::{response::Parts, HeaderValue};
 use tower_layer::Layer;
 
+use super::future::overload_status;
 use super::service::HttpShed;
 use crate::tower::prioritize::Unprioritized;
 use crate::{BuildError, Resource};
@@ -44,6 +45,7 @@ use crate::{BuildError, Resource};
 pub struct HttpShedLayer<P = Unprioritized> {
     resource: Arc<Resource>,
     retry_after: HeaderValue,
+    drop_on: fn(&Parts) -> bool,
     prioritize: P,
 }
 
@@ -61,6 +63,7 @@ impl HttpShedLayer {
         HttpShedLayer {
             resource,
             retry_after: HeaderValue::from_static("1"),
+            drop_on: overload_status,
             prioritize: Unprioritized,
         }
     }
@@ -101,6 +104,29 @@ impl<P> HttpShedLayer<P> {
         self
     }
 
+    /// Tells which responses are *drops* for an adaptive resource: the
+    /// request failed from overload downstream, and the limit backs off.
+    /// Default: `503`, `429` and `504`. A drop's hold time is no latency
+    /// sample; the permit is still held until the body ends.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    ///
+    /// let resource = Arc::new(Resource::builder().capacity(64).adaptive(Adaptive::vegas()).build()?);
+    /// // Only a 503 says overload here; a 429 is the client's own quota.
+    /// let layer = sidejob::tower::HttpShedLayer::new(resource)
+    ///     .drop_on(|parts| parts.status == http::StatusCode::SERVICE_UNAVAILABLE);
+    /// # let _ = layer;
+    /// # Ok::<(), sidejob::BuildError>(())
+    /// ```
+    pub fn drop_on(mut self, drop_on: fn(&Parts) -> bool) -> Self {
+        self.drop_on = drop_on;
+        self
+    }
+
     /// Gives each request the priority `prioritize` picks from it (a
     /// `Fn(&http::Request<B>) -> Priority`; see
     /// [`Prioritize`](crate::tower::Prioritize)): the permit is then taken
@@ -135,6 +161,7 @@ impl<P> HttpShedLayer<P> {
         HttpShedLayer {
             resource: self.resource,
             retry_after: self.retry_after,
+            drop_on: self.drop_on,
             prioritize,
         }
     }
@@ -161,6 +188,7 @@ impl<S, P: Clone> Layer<S> for HttpShedLayer<P> {
             inner,
             Arc::clone(&self.resource),
             self.retry_after.clone(),
+            self.drop_on,
             self.prioritize.clone(),
         )
     }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::{HeaderValue, Request, Response};
+use http::{response::Parts, HeaderValue, Request, Response};
 use tower_service::Service;
 
 use super::body::PermitBody;
@@ -51,6 +51,7 @@ pub struct HttpShed<S, P = Unprioritized> {
     inner: S,
     resource: Arc<Resource>,
     retry_after: HeaderValue,
+    drop_on: fn(&Parts) -> bool,
     prioritize: P,
     readiness: Readiness,
 }
@@ -60,12 +61,14 @@ impl<S, P> HttpShed<S, P> {
         inner: S,
         resource: Arc<Resource>,
         retry_after: HeaderValue,
+        drop_on: fn(&Parts) -> bool,
         prioritize: P,
     ) -> Self {
         HttpShed {
             inner,
             resource,
             retry_after,
+            drop_on,
             prioritize,
             readiness: Readiness::Unready,
         }
@@ -111,7 +114,7 @@ where
             .take_for_call("HttpShed", &self.resource, || prioritize.priority(&request));
         match decision {
             Decision::Admitted(permit) => {
-                HttpResponseFuture::admitted(self.inner.call(request), permit)
+                HttpResponseFuture::admitted(self.inner.call(request), permit, self.drop_on)
             }
             Decision::Overloaded => HttpResponseFuture::overloaded(self.retry_after.clone()),
         }
@@ -125,6 +128,7 @@ impl<S: Clone, P: Clone> Clone for HttpShed<S, P> {
             self.inner.clone(),
             Arc::clone(&self.resource),
             self.retry_after.clone(),
+            self.drop_on,
             self.prioritize.clone(),
         )
     }

@@ -1,0 +1,72 @@
+//! [`InFlight`]: a request's permit between `call` and the end of its
+//! response, reporting to an adaptive limit how the request went.
+
+use crate::OwnedPermit;
+
+/// A request's permit from `call` on. Its hold time is a latency sample
+/// (when the resource is adaptive) only if the response completes:
+/// [`finish`](Self::finish) releases it sampled, [`fail`](Self::fail)
+/// reports a drop or nothing, and dropping it unfinished (the request was
+/// cancelled) releases it unsampled.
+#[derive(Debug)]
+pub(super) struct InFlight(Option<OwnedPermit>);
+
+impl InFlight {
+    /// The request starts now: a sample runs from here, not from
+    /// `poll_ready`, where the permit may have been taken long before.
+    #[inline]
+    pub(super) fn start(mut permit: OwnedPermit) -> Self {
+        permit.restart();
+        InFlight(Some(permit))
+    }
+
+    /// Nothing in flight (a 503's body).
+    pub(super) fn none() -> Self {
+        InFlight(None)
+    }
+
+    /// The response completed: release the permit, a latency sample.
+    #[inline]
+    pub(super) fn finish(&mut self) {
+        drop(self.0.take());
+    }
+
+    /// The request failed: release the permit, as a drop (overload
+    /// downstream) or with no sample.
+    pub(super) fn fail(&mut self, dropped: bool) {
+        if let Some(permit) = self.0.take() {
+            if dropped {
+                permit.dropped();
+            } else {
+                permit.ignore();
+            }
+        }
+    }
+
+    /// The response says overload downstream: report a drop now, and
+    /// release the permit, unsampled, when the body ends.
+    pub(super) fn mark_dropped(&mut self) {
+        if let Some(permit) = &mut self.0 {
+            permit.mark_dropped();
+        }
+    }
+
+    /// Hands the permit on (to the response body).
+    pub(super) fn hand_on(&mut self) -> InFlight {
+        InFlight(self.0.take())
+    }
+
+    /// Whether a permit is still held.
+    pub(super) fn holds(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for InFlight {
+    /// Unfinished: the request was cancelled, so its hold time says nothing.
+    fn drop(&mut self) {
+        if let Some(permit) = self.0.take() {
+            permit.ignore();
+        }
+    }
+}
