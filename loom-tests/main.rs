@@ -39,6 +39,7 @@ impl Holders {
     }
 }
 
+mod adaptive;
 #[cfg(feature = "tokio")]
 mod async_object_pool;
 mod object_pool;

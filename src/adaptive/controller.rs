@@ -50,6 +50,7 @@ impl Controller {
                 baseline: Duration::ZERO,
                 latency: Duration::ZERO,
                 windows: 0,
+                samples: 0,
                 increases: 0,
                 decreases: 0,
                 drops: 0,
@@ -79,6 +80,7 @@ impl Controller {
         self.pending_refused = 0;
         self.stats.windows += 1;
         self.stats.drops += totals.drops;
+        self.stats.samples += totals.samples;
         let bound = refused > 0 || totals.peak >= limit as u64;
         let window = self.window(limit, &totals, refused, bound);
         self.stats.latency = window.mean_latency;

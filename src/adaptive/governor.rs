@@ -26,14 +26,17 @@
 //! more or less, or a try of the lock. The lock orders the closers. The
 //! samples' own orderings are in `admission/samples.rs`.
 
-use std::time::Duration;
-
 use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
 use super::{Adaptive, AdaptiveStats, Controller};
 use crate::admission::ShardedCounter;
 use crate::sync::{AtomicU64, Mutex, Ordering};
+
+/// Under loom every sampled release finds its window due, so that the
+/// models explore a close racing the admissions and releases (loom models
+/// no time, and a real clock would make its runs differ).
+const ALWAYS_DUE: bool = cfg!(sidejob_loom);
 
 /// The samples a window aims for, across all shards.
 const SAMPLES_PER_WINDOW: u64 = 256;
@@ -120,7 +123,7 @@ impl Governor {
     #[inline]
     fn maybe_close(&self, counter: &ShardedCounter, now: u64) {
         let opened = self.hot.opened.load(Ordering::Relaxed);
-        if self.hot.clock.delta_as_nanos(opened, now) >= self.hot.window_nanos {
+        if ALWAYS_DUE || self.hot.clock.delta_as_nanos(opened, now) >= self.hot.window_nanos {
             self.close(counter, now);
         }
     }
@@ -133,7 +136,7 @@ impl Governor {
             return; // closing under way, or a poisoned lock (never: see below)
         };
         let opened = self.hot.opened.load(Ordering::Relaxed);
-        if self.hot.clock.delta_as_nanos(opened, now) < self.hot.window_nanos {
+        if !ALWAYS_DUE && self.hot.clock.delta_as_nanos(opened, now) < self.hot.window_nanos {
             return; // closed just now by another thread
         }
         let gathered = counter.take_samples();
@@ -176,9 +179,14 @@ impl Governor {
         }
     }
 
-    /// The window's length.
-    #[allow(dead_code)]
-    pub(crate) fn window(&self) -> Duration {
-        Duration::from_nanos(self.hot.window_nanos)
+    /// The clock a governor reads: the CPU's time-stamp counter where it
+    /// is reliable (a few ns a read), else the OS's monotonic clock; a
+    /// still mock under loom (see [`ALWAYS_DUE`]).
+    pub(crate) fn clock() -> Clock {
+        if cfg!(sidejob_loom) {
+            Clock::mock().0
+        } else {
+            Clock::new()
+        }
     }
 }

@@ -33,6 +33,8 @@ pub struct AdaptiveStats {
     pub latency: Duration,
     /// Windows closed (those with enough samples to decide on).
     pub windows: u64,
+    /// Latency samples in the closed windows.
+    pub samples: u64,
     /// Windows that raised the limit.
     pub increases: u64,
     /// Windows that lowered it.

@@ -308,8 +308,8 @@ impl Resource {
         name: String,
         adaptive: Option<crate::adaptive::Adaptive>,
     ) -> Resource {
-        let governor = adaptive
-            .map(|adaptive| Arc::new(Governor::new(adaptive, &counter, quanta::Clock::new())));
+        let governor =
+            adaptive.map(|adaptive| Arc::new(Governor::new(adaptive, &counter, Governor::clock())));
         let counter = Arc::new(counter);
         let anchors = anchors(&counter, governor.as_ref());
         let rates = Rates::start(&counter, sample);

@@ -1,0 +1,90 @@
+//! An adaptive resource's protocol: sampled releases add to their shard's
+//! accumulators while another release closes the window (takes every
+//! shard's samples and resizes the counter). Under loom every sampled
+//! release finds its window due and tries to close it.
+
+use super::*;
+
+use sidejob::adaptive::{Adaptive, Window};
+
+/// (w) Two threads each acquire and release a sampled permit while each
+/// release tries to close the window, and the rule flips the limit between
+/// 1 and 2 at every close: usage never exceeds 2, every sample lands in
+/// exactly one closed window, and usage returns to 0.
+#[test]
+fn a_window_closing_while_admissions_and_releases_race_loses_no_sample() {
+    loom::model(|| {
+        let flip = |limit: usize, _: &Window| if limit == 2 { 1 } else { 2 };
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(2)
+                .shards(2)
+                .adaptive(
+                    Adaptive::custom(flip)
+                        .min_limit(1)
+                        .max_limit(2)
+                        .min_samples(1),
+                )
+                .build()
+                .unwrap(),
+        );
+        let holders = Arc::new(Holders::new(2));
+        let threads: Vec<_> = (0..2)
+            .map(|start| {
+                let resource = Arc::clone(&resource);
+                let holders = Arc::clone(&holders);
+                thread::spawn(move || match resource.try_acquire_from(start) {
+                    Ok(permit) => {
+                        holders.enter();
+                        holders.leave();
+                        drop(permit);
+                        1
+                    }
+                    Err(_) => 0,
+                })
+            })
+            .collect();
+        let sampled: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        // One more, alone: its close takes whatever a lost race left.
+        let last = resource
+            .try_acquire()
+            .expect("usage is 0 and the limit at least 1");
+        drop(last);
+        let stats = resource.adaptive_stats().unwrap();
+        assert_eq!(stats.samples, sampled + 1);
+        assert_eq!(resource.usage(), 0);
+        assert!((1..=2).contains(&resource.capacity()));
+    });
+}
+
+/// (x) A drop reported while another release closes the window is counted
+/// in exactly one window.
+#[test]
+fn a_drop_racing_a_close_is_counted_once() {
+    loom::model(|| {
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(2)
+                .shards(2)
+                .adaptive(Adaptive::aimd().min_limit(1).max_limit(2).min_samples(1))
+                .build()
+                .unwrap(),
+        );
+        let dropping = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.try_acquire_from(0).unwrap().dropped())
+        };
+        let sampling = {
+            let resource = Arc::clone(&resource);
+            // May find the limit already backed off to 1 by the drop.
+            thread::spawn(move || drop(resource.try_acquire_from(1)))
+        };
+        dropping.join().unwrap();
+        sampling.join().unwrap();
+        drop(resource.try_acquire().unwrap());
+        let stats = resource.adaptive_stats().unwrap();
+        assert_eq!(stats.drops, 1);
+        assert!((1..=2).contains(&resource.capacity()));
+        assert_eq!(resource.usage(), 0);
+    });
+}
