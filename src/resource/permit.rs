@@ -219,6 +219,7 @@ impl OwnedPermit {
     /// Restarts a sampled permit's clock: the sample runs from now (a
     /// tower layer's `call`, after a permit taken in `poll_ready`).
     #[inline]
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn restart(&mut self) {
         if self.started != 0 {
             if let Some(governor) = self.anchor.as_ref().and_then(|a| a.governor.as_ref()) {
