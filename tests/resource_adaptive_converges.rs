@@ -52,8 +52,11 @@ fn limits_over_the_last_second(adaptive: Adaptive, start: usize) -> Vec<usize> {
     let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..4 * K)
         .map(|_| {
-            let (resource, downstream, stop) =
-                (Arc::clone(&resource), Arc::clone(&downstream), Arc::clone(&stop));
+            let (resource, downstream, stop) = (
+                Arc::clone(&resource),
+                Arc::clone(&downstream),
+                Arc::clone(&stop),
+            );
             thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     match resource.try_acquire() {
@@ -94,7 +97,10 @@ fn assert_found_k(name: &str, limits: &[usize]) {
 
 #[test]
 fn gradient_finds_k_from_above() {
-    assert_found_k("gradient", &limits_over_the_last_second(Adaptive::gradient(), 48));
+    assert_found_k(
+        "gradient",
+        &limits_over_the_last_second(Adaptive::gradient(), 48),
+    );
 }
 
 #[test]

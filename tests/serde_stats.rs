@@ -34,6 +34,20 @@ fn every_stats_type_serializes() {
     assert_eq!(value["usage"], json!(1));
     assert_eq!(value["shards"].as_array().unwrap().len(), 2);
 
+    let adaptive = Resource::builder()
+        .capacity(4)
+        .adaptive(sidejob::adaptive::Adaptive::gradient())
+        .build()
+        .unwrap();
+    let value = to_value(adaptive.adaptive_stats().unwrap()).unwrap();
+    assert_eq!(value["limit"], json!(4));
+    assert_eq!(value["algorithm"], json!("gradient"));
+    assert_eq!(value["baseline"], json!({"secs": 0, "nanos": 0}));
+    let window = sidejob::adaptive::Window::new(10, std::time::Duration::from_millis(2), 3);
+    assert_eq!(to_value(window).unwrap()["max_in_flight"], json!(3));
+    let rule = sidejob::adaptive::Vegas::default();
+    assert_eq!(to_value(rule).unwrap()["beta"], json!(6));
+
     let pool = WorkerPool::builder()
         .capacity(2)
         .shards(1)
