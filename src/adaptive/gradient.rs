@@ -8,14 +8,15 @@ use crate::error::BuildError;
 /// concurrency-limits' `Gradient2Limit`, with its reported flaws fixed.
 ///
 /// Each window, `g = clamp(tolerance × baseline / mean latency, 0.5, 1)`
-/// and the target is `limit × g`, plus `queue_size` only while `g` is 1
-/// (the latency is within tolerance of the baseline); the limit moves
-/// `smoothing` of the way to the target, rounded away from the limit so it
-/// always moves. So:
+/// While the latency is within tolerance of the baseline (`g` would be
+/// above 1) the limit grows by `queue_size`, but no further than the room
+/// left below the tolerance (`limit × (g − 1)`, to the nearest request);
+/// otherwise it moves `smoothing` of the way to `limit × g`, rounded down.
+/// So:
 ///
 /// * the growth term is capped: at most `queue_size` a window, and none
-///   once the latency shows a queue (Netflix adds it always, and the limit
-///   grows without bound where `g` sits just under 1, PR #134);
+///   past the tolerance (Netflix adds it always, and the limit grows without
+///   bound where `g` sits just under 1, PR #134);
 /// * drops are never ignored (Netflix's Gradient2 ignores them, #176): a
 ///   window with a drop multiplies the limit by `backoff`, unsmoothed;
 /// * the baseline is the controller's, which falls at once and rises only
@@ -37,7 +38,9 @@ use crate::error::BuildError;
 /// let ms = Duration::from_millis;
 /// let mut gradient = Gradient::default();
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &calm), 21); // 20 + 0.2 × 4, rounded up
+/// assert_eq!(gradient.update(20, &calm), 24); // room for 10 more: + queue size 4
+/// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
+/// assert_eq!(gradient.update(20, &near), 21); // room for 1.4: + 1
 /// let queued = Window::new(50, ms(30), 20).with_baseline(ms(10)); // g = 0.5
 /// assert_eq!(gradient.update(20, &queued), 18); // 20 - 0.2 × 10
 /// assert_eq!(gradient.update(20, &calm.with_drops(1)), 18);
@@ -147,8 +150,9 @@ impl Algorithm for Gradient {
         let ratio = self.tolerance * window.baseline.as_secs_f64() / mean;
         if ratio > 1.0 {
             // Room below the tolerance: grow by the queue size, capped by
-            // the room itself, so growth stops where the latency reaches it.
-            let room = (current * (ratio - 1.0)).ceil() as usize;
+            // the room itself (to the nearest request), so growth stops
+            // where the latency reaches the tolerance.
+            let room = (current * (ratio - 1.0)).round() as usize;
             return limit + room.min(self.queue_size);
         }
         let target = current * ratio.max(0.5);

@@ -96,9 +96,7 @@ fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change() {
                 demand: 4 * k.max(24),
             };
             let limits = run(&mut controller, &mut limit, &downstream, 60);
-            // Vegas keeps 3 to 6 requests queued (Netflix's alpha and beta
-            // for limits under 100): above 1.5 K where K is under 12.
-            let hi = (k + k / 2).max(usize::from(name == "vegas") * (k + 6));
+            let hi = k + k / 2;
             let settled = settled_after(&limits, k, hi);
             assert!(
                 settled.is_some_and(|windows| windows <= 40),

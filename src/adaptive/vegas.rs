@@ -9,13 +9,16 @@ use crate::error::BuildError;
 ///
 /// Each window estimates the queue as
 /// `q = ceil(limit × (1 − baseline / mean latency))`. With
-/// `lg = max(1, ⌊log10 limit⌋)`: if `q ≤ lg` the limit grows by
-/// `beta × lg` (fast, while nothing queues); if `q < alpha × lg`, by `lg`;
-/// if `q > beta × lg`, it shrinks by `lg`; in between it stays. A window
-/// with drops shrinks it by `lg` (Netflix's rule), never ignored. It
-/// settles with `alpha × lg` to `beta × lg` requests queued: about `K + 3`
-/// to `K + 6` for a downstream that queues beyond `K` (for limits under
-/// 100).
+/// `lg = max(1, ⌊log10 limit⌋)`, the queue it aims for is between
+/// `a = alpha × lg` and `b = beta × lg`, each capped for small limits at a
+/// sixth and a third of the limit, rounded down (at least 1): if `q ≤ lg` the limit
+/// grows by `beta × lg` (fast, while nothing queues); if `q < a`, by `lg`;
+/// if `q > b`, it shrinks by `lg`; in between it stays. A window with drops
+/// shrinks it by `lg` (Netflix's rule), never ignored. For a downstream
+/// that queues beyond `K`, it settles at `K + a` to `K + b`.
+///
+/// The caps are ours: Netflix's 3 to 6 queued requests are half a limit of
+/// 6 or more, where ours keep the limit within 1.5 × K.
 ///
 /// Netflix re-measures the no-load latency every few hundred samples,
 /// which under load drifts it up (#165); this one uses the controller's
@@ -106,11 +109,13 @@ impl Algorithm for Vegas {
         }
         let ratio = (window.baseline.as_secs_f64() / mean).min(1.0);
         let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
+        let alpha = (self.alpha * lg).min(limit / 6).max(1);
+        let beta = (self.beta * lg).min(limit / 3).max(alpha);
         if queue <= lg {
             limit + self.beta * lg
-        } else if queue < self.alpha * lg {
+        } else if queue < alpha {
             limit + lg
-        } else if queue > self.beta * lg {
+        } else if queue > beta {
             limit.saturating_sub(lg)
         } else {
             limit

@@ -1,0 +1,396 @@
+//! Adaptive limits against a downstream whose concurrency nobody told them.
+//!
+//! A simulated downstream (tokio tasks) serves `K` requests at once in
+//! `--base-ms`; beyond `K` it slows down for everyone (each request takes
+//! `base × in flight / K`), so its goodput stays `K / base` and only its
+//! latency grows. `K` changes during the run: 16, then 6, then 24. Clients
+//! arrive open-loop at 4 × the downstream's capacity and go through one
+//! limiter each run:
+//!
+//! * `fixed-4`, `fixed-16`, `fixed-64`: a fixed limit too low, right for the
+//!   first phase, too high (a `Resource` that never changes);
+//! * `oracle`: a fixed limit set to `K` at every change, the best a fixed
+//!   limit can do;
+//! * `tower-concurrency-limit`: tower's `ConcurrencyLimit` at 16, which
+//!   queues what it cannot admit;
+//! * `aimd`, `gradient`, `vegas`: an adaptive `Resource` starting at 16,
+//!   each with its defaults (AIMD with a timeout of 1.4 × base: AIMD reads
+//!   latency only against its timeout, so it needs the one its callers have).
+//!
+//! `tower-acc` and `congestion-limiter` are not in this build (no network
+//! here to fetch them).
+//!
+//! It prints goodput, p50/p99 of the admitted requests' latency, and how
+//! many windows each adaptive limit took to settle into [K, 1.5 K] after
+//! each change; `--svg` writes the limit over time (as in `docs/img/adaptive.svg`).
+//!
+//! ```text
+//! cargo run --release --example adaptive
+//! cargo run --release --example adaptive -- --svg docs/img/adaptive.svg
+//! ```
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use hdrhistogram::Histogram;
+use sidejob::adaptive::{Adaptive, Aimd, DEFAULT_WINDOW};
+use sidejob::Resource;
+use tower::ServiceExt;
+
+#[derive(Debug, Parser)]
+#[command(about = "Adaptive limits against a downstream whose limit changes")]
+struct Args {
+    /// Seconds each K lasts.
+    #[arg(long, default_value_t = 5)]
+    phase_secs: u64,
+    /// The downstream's latency below its knee, in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    base_ms: u64,
+    /// Write the limit over time of the adaptive runs as SVG here.
+    #[arg(long)]
+    svg: Option<String>,
+    /// Run only the limiters whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+}
+
+/// K in each phase.
+const PHASES: [usize; 3] = [16, 6, 24];
+/// Clients arrive at this many times the downstream's capacity.
+const OFFERED: f64 = 4.0;
+/// How often the limit is recorded.
+const TRACE_EVERY: Duration = Duration::from_millis(50);
+
+/// The downstream: `K` at once at base latency, slower for all beyond.
+struct Downstream {
+    k: AtomicUsize,
+    in_flight: AtomicUsize,
+    base: Duration,
+}
+
+impl Downstream {
+    async fn serve(&self) {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let k = self.k.load(Ordering::Relaxed);
+        let stretch = (now as f64 / k as f64).max(1.0);
+        tokio::time::sleep(self.base.mul_f64(stretch)).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What a run measured.
+struct Run {
+    name: String,
+    completed: u64,
+    latency: Histogram<u64>,
+    /// (seconds since start, limit, K)
+    trace: Vec<(f64, usize, usize)>,
+}
+
+/// How a limiter admits one request and runs it.
+#[derive(Clone)]
+enum Limiter {
+    Resource(Arc<Resource>),
+    Tower(tower::limit::ConcurrencyLimit<tower::util::BoxCloneService<(), (), std::convert::Infallible>>),
+}
+
+fn main() {
+    let args = Args::parse();
+    let base = Duration::from_millis(args.base_ms);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let fixed = |limit: usize| Resource::builder().capacity(limit).build().unwrap();
+    let adaptive = |adaptive: Adaptive| {
+        Resource::builder()
+            .capacity(16)
+            .adaptive(adaptive)
+            .build()
+            .unwrap()
+    };
+    type Make = Box<dyn Fn() -> Resource>;
+    let contenders: Vec<(&str, Option<Make>)> = vec![
+        ("fixed-4", Some(Box::new(move || fixed(4)))),
+        ("fixed-16", Some(Box::new(move || fixed(16)))),
+        ("fixed-64", Some(Box::new(move || fixed(64)))),
+        ("oracle", Some(Box::new(move || fixed(PHASES[0])))),
+        ("tower-concurrency-limit", None),
+        (
+            "aimd",
+            Some(Box::new(move || {
+                adaptive(Adaptive::from(Aimd::default().timeout(base.mul_f64(1.4))))
+            })),
+        ),
+        ("gradient", Some(Box::new(move || adaptive(Adaptive::gradient())))),
+        ("vegas", Some(Box::new(move || adaptive(Adaptive::vegas())))),
+    ];
+    let mut runs = Vec::new();
+    for (name, make) in contenders {
+        if args.only.as_deref().is_some_and(|only| !name.contains(only)) {
+            continue;
+        }
+        let downstream = Arc::new(Downstream {
+            k: AtomicUsize::new(PHASES[0]),
+            in_flight: AtomicUsize::new(0),
+            base,
+        });
+        let limiter = match make {
+            Some(make) => Limiter::Resource(Arc::new(make())),
+            None => {
+                let served = Arc::clone(&downstream);
+                let inner = tower::util::BoxCloneService::new(tower::service_fn(move |()| {
+                    let served = Arc::clone(&served);
+                    async move {
+                        served.serve().await;
+                        Ok::<_, std::convert::Infallible>(())
+                    }
+                }));
+                Limiter::Tower(tower::limit::ConcurrencyLimit::new(inner, PHASES[0]))
+            }
+        };
+        eprintln!("running {name} ...");
+        let run = runtime.block_on(run(name, limiter, downstream, &args));
+        if std::env::var_os("ADAPTIVE_TRACE").is_some() {
+            let limits: Vec<_> = run.trace.iter().map(|(_, limit, _)| *limit).collect();
+            eprintln!("{name}: {limits:?}");
+        }
+        runs.push(run);
+    }
+    report(&runs, base, args.phase_secs);
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg(&runs, args.phase_secs)).expect("the SVG is written");
+        eprintln!("wrote {path}");
+    }
+}
+
+async fn run(name: &str, limiter: Limiter, downstream: Arc<Downstream>, args: &Args) -> Run {
+    let completed = Arc::new(AtomicU64::new(0));
+    let latency = Arc::new(Mutex::new(
+        Histogram::<u64>::new_with_bounds(1_000, 60_000_000_000, 2).unwrap(),
+    ));
+    let began = Instant::now();
+    let phase = Duration::from_secs(args.phase_secs);
+    let total = phase * PHASES.len() as u32;
+    let mut trace = Vec::new();
+    let mut next_trace = Duration::ZERO;
+    let mut tick = tokio::time::interval(Duration::from_millis(1));
+    let mut owed = 0.0;
+    let mut phase_seen = 0;
+    loop {
+        tick.tick().await;
+        let elapsed = began.elapsed();
+        if elapsed >= total {
+            break;
+        }
+        let index = ((elapsed.as_secs_f64() / phase.as_secs_f64()) as usize).min(PHASES.len() - 1);
+        let k = PHASES[index];
+        if index != phase_seen {
+            phase_seen = index;
+            downstream.k.store(k, Ordering::Relaxed);
+            if name == "oracle" {
+                if let Limiter::Resource(resource) = &limiter {
+                    resource.set_capacity(k).unwrap();
+                }
+            }
+        }
+        if elapsed >= next_trace {
+            let limit = match &limiter {
+                Limiter::Resource(resource) => resource.capacity(),
+                Limiter::Tower(_) => PHASES[0],
+            };
+            trace.push((elapsed.as_secs_f64(), limit, k));
+            next_trace += TRACE_EVERY;
+        }
+        // Open-loop arrivals: OFFERED × K / base a second.
+        owed += OFFERED * k as f64 / downstream.base.as_secs_f64() / 1000.0;
+        while owed >= 1.0 {
+            owed -= 1.0;
+            let (limiter, downstream) = (limiter.clone(), Arc::clone(&downstream));
+            let (completed, latency) = (Arc::clone(&completed), Arc::clone(&latency));
+            tokio::spawn(async move {
+                let arrived = Instant::now();
+                let served = match limiter {
+                    Limiter::Resource(resource) => match resource.try_acquire_owned() {
+                        Ok(permit) => {
+                            downstream.serve().await;
+                            drop(permit); // a latency sample
+                            true
+                        }
+                        Err(_) => false, // refused at once
+                    },
+                    Limiter::Tower(service) => {
+                        service.oneshot(()).await.unwrap();
+                        true
+                    }
+                };
+                if served && arrived.elapsed() <= total {
+                    completed.fetch_add(1, Ordering::Relaxed);
+                    let nanos = arrived.elapsed().as_nanos() as u64;
+                    latency.lock().unwrap().saturating_record(nanos);
+                }
+            });
+        }
+    }
+    let latency = latency.lock().unwrap().clone();
+    Run {
+        name: name.to_owned(),
+        completed: completed.load(Ordering::Relaxed),
+        latency,
+        trace,
+    }
+}
+
+/// Windows after the change at `phase` until the limit stays within [K,
+/// 1.5 K] to the phase's end, if it does.
+fn settle_windows(trace: &[(f64, usize, usize)], phase: usize, phase_secs: u64) -> Option<f64> {
+    let (from, to) = (
+        (phase as u64 * phase_secs) as f64,
+        ((phase + 1) as u64 * phase_secs) as f64,
+    );
+    let in_phase: Vec<_> = trace.iter().filter(|(t, ..)| *t >= from && *t < to).collect();
+    let k = PHASES[phase];
+    let within = |limit: usize| limit >= k && limit * 2 <= k * 3;
+    let last_out = in_phase.iter().rposition(|(_, limit, _)| !within(*limit));
+    let settled_at = match last_out {
+        None => from,
+        Some(i) if i + 1 < in_phase.len() => in_phase[i + 1].0,
+        Some(_) => return None,
+    };
+    Some((settled_at - from) / DEFAULT_WINDOW.as_secs_f64())
+}
+
+fn report(runs: &[Run], base: Duration, phase_secs: u64) {
+    let seconds = (phase_secs * PHASES.len() as u64) as f64;
+    let best_fixed = runs
+        .iter()
+        .filter(|run| run.name.starts_with("fixed") || run.name == "oracle")
+        .max_by_key(|run| run.completed);
+    let oracle = runs.iter().find(|run| run.name == "oracle");
+    let ideal: f64 = PHASES.iter().map(|&k| k as f64 / base.as_secs_f64()).sum::<f64>()
+        / PHASES.len() as f64;
+    println!(
+        "downstream: K = {PHASES:?}, {phase_secs} s each, base {} ms; ideal goodput {ideal:.0}/s",
+        base.as_millis()
+    );
+    println!(
+        "| limiter | goodput /s | vs best fixed | p50 ms | p99 ms | p99 vs oracle | windows to settle after K = 16, 6, 24 |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for run in runs {
+        let goodput = run.completed as f64 / seconds;
+        let p = |q: f64| run.latency.value_at_quantile(q) as f64 / 1e6;
+        let vs = best_fixed.map_or("-".into(), |best| {
+            format!("{:.2}", run.completed as f64 / best.completed as f64)
+        });
+        let vs_p99 = oracle.map_or("-".into(), |oracle| {
+            format!("{:.2}", p(0.99) / (oracle.latency.value_at_quantile(0.99) as f64 / 1e6))
+        });
+        let settle = if ["aimd", "gradient", "vegas", "oracle"].contains(&run.name.as_str()) {
+            (0..PHASES.len())
+                .map(|phase| match settle_windows(&run.trace, phase, phase_secs) {
+                    Some(windows) => format!("{windows:.0}"),
+                    None => "never".to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            "-".to_owned()
+        };
+        println!(
+            "| {} | {goodput:.0} | {vs} | {:.1} | {:.1} | {vs_p99} | {settle} |",
+            run.name,
+            p(0.5),
+            p(0.99),
+        );
+    }
+    if let Some(best) = best_fixed {
+        println!("best fixed: {}", best.name);
+    }
+}
+
+/// The limit of the adaptive runs over time, with K, as an SVG line chart.
+fn svg(runs: &[Run], phase_secs: u64) -> String {
+    let (width, height, margin) = (720.0, 360.0, 40.0);
+    let seconds = (phase_secs * PHASES.len() as u64) as f64;
+    let top = 40.0;
+    let x = |t: f64| margin + t / seconds * (width - 2.0 * margin);
+    let y = |limit: f64| height - margin - limit / top * (height - 2.0 * margin);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = write!(
+        out,
+        r#"<text x="{margin}" y="20">sidejob adaptive limits: the limit over time against the downstream's K</text>"#
+    );
+    for tick in [0, 10, 20, 30, 40] {
+        let ty = y(tick as f64);
+        let _ = write!(
+            out,
+            r##"<line x1="{margin}" x2="{}" y1="{ty}" y2="{ty}" stroke="#ddd"/><text x="8" y="{}">{tick}</text>"##,
+            width - margin,
+            ty + 4.0
+        );
+    }
+    for second in 0..=seconds as u64 {
+        let tx = x(second as f64);
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}">{second}s</text>"#,
+            tx - 6.0,
+            height - margin + 16.0
+        );
+    }
+    let colours = [("aimd", "#d62728"), ("gradient", "#1f77b4"), ("vegas", "#2ca02c")];
+    // K, as a band [K, 1.5 K].
+    for (phase, &k) in PHASES.iter().enumerate() {
+        let (from, to) = (
+            x((phase as u64 * phase_secs) as f64),
+            x(((phase + 1) as u64 * phase_secs) as f64),
+        );
+        let _ = write!(
+            out,
+            r##"<rect x="{from}" y="{}" width="{}" height="{}" fill="#eee"/><line x1="{from}" x2="{to}" y1="{}" y2="{}" stroke="black" stroke-width="2"/>"##,
+            y(k as f64 * 1.5),
+            to - from,
+            y(k as f64) - y(k as f64 * 1.5),
+            y(k as f64),
+            y(k as f64)
+        );
+    }
+    for (name, colour) in colours {
+        let Some(run) = runs.iter().find(|run| run.name == name) else {
+            continue;
+        };
+        let points: Vec<String> = run
+            .trace
+            .iter()
+            .map(|(t, limit, _)| format!("{:.1},{:.1}", x(*t), y((*limit as f64).min(top))))
+            .collect();
+        let _ = write!(
+            out,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"#,
+            points.join(" ")
+        );
+    }
+    let mut legend_y = 40.0;
+    for (label, colour) in [("K (grey: [K, 1.5 K])", "black")].into_iter().chain(colours) {
+        let _ = write!(
+            out,
+            r#"<line x1="{}" x2="{}" y1="{legend_y}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{label}</text>"#,
+            width - 200.0,
+            width - 180.0,
+            width - 175.0,
+            legend_y + 4.0
+        );
+        legend_y += 16.0;
+    }
+    out.push_str("</svg>\n");
+    out
+}
