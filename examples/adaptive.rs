@@ -94,7 +94,11 @@ struct Run {
 #[derive(Clone)]
 enum Limiter {
     Resource(Arc<Resource>),
-    Tower(tower::limit::ConcurrencyLimit<tower::util::BoxCloneService<(), (), std::convert::Infallible>>),
+    Tower(
+        tower::limit::ConcurrencyLimit<
+            tower::util::BoxCloneService<(), (), std::convert::Infallible>,
+        >,
+    ),
 }
 
 fn main() {
@@ -125,12 +129,19 @@ fn main() {
                 adaptive(Adaptive::from(Aimd::default().timeout(base.mul_f64(1.4))))
             })),
         ),
-        ("gradient", Some(Box::new(move || adaptive(Adaptive::gradient())))),
+        (
+            "gradient",
+            Some(Box::new(move || adaptive(Adaptive::gradient()))),
+        ),
         ("vegas", Some(Box::new(move || adaptive(Adaptive::vegas())))),
     ];
     let mut runs = Vec::new();
     for (name, make) in contenders {
-        if args.only.as_deref().is_some_and(|only| !name.contains(only)) {
+        if args
+            .only
+            .as_deref()
+            .is_some_and(|only| !name.contains(only))
+        {
             continue;
         }
         let downstream = Arc::new(Downstream {
@@ -251,7 +262,10 @@ fn settle_windows(trace: &[(f64, usize, usize)], phase: usize, phase_secs: u64) 
         (phase as u64 * phase_secs) as f64,
         ((phase + 1) as u64 * phase_secs) as f64,
     );
-    let in_phase: Vec<_> = trace.iter().filter(|(t, ..)| *t >= from && *t < to).collect();
+    let in_phase: Vec<_> = trace
+        .iter()
+        .filter(|(t, ..)| *t >= from && *t < to)
+        .collect();
     let k = PHASES[phase];
     let within = |limit: usize| limit >= k && limit * 2 <= k * 3;
     let last_out = in_phase.iter().rposition(|(_, limit, _)| !within(*limit));
@@ -270,7 +284,10 @@ fn report(runs: &[Run], base: Duration, phase_secs: u64) {
         .filter(|run| run.name.starts_with("fixed") || run.name == "oracle")
         .max_by_key(|run| run.completed);
     let oracle = runs.iter().find(|run| run.name == "oracle");
-    let ideal: f64 = PHASES.iter().map(|&k| k as f64 / base.as_secs_f64()).sum::<f64>()
+    let ideal: f64 = PHASES
+        .iter()
+        .map(|&k| k as f64 / base.as_secs_f64())
+        .sum::<f64>()
         / PHASES.len() as f64;
     println!(
         "downstream: K = {PHASES:?}, {phase_secs} s each, base {} ms; ideal goodput {ideal:.0}/s",
@@ -287,14 +304,19 @@ fn report(runs: &[Run], base: Duration, phase_secs: u64) {
             format!("{:.2}", run.completed as f64 / best.completed as f64)
         });
         let vs_p99 = oracle.map_or("-".into(), |oracle| {
-            format!("{:.2}", p(0.99) / (oracle.latency.value_at_quantile(0.99) as f64 / 1e6))
+            format!(
+                "{:.2}",
+                p(0.99) / (oracle.latency.value_at_quantile(0.99) as f64 / 1e6)
+            )
         });
         let settle = if ["aimd", "gradient", "vegas", "oracle"].contains(&run.name.as_str()) {
             (0..PHASES.len())
-                .map(|phase| match settle_windows(&run.trace, phase, phase_secs) {
-                    Some(windows) => format!("{windows:.0}"),
-                    None => "never".to_owned(),
-                })
+                .map(
+                    |phase| match settle_windows(&run.trace, phase, phase_secs) {
+                        Some(windows) => format!("{windows:.0}"),
+                        None => "never".to_owned(),
+                    },
+                )
                 .collect::<Vec<_>>()
                 .join(", ")
         } else {
@@ -347,7 +369,11 @@ fn svg(runs: &[Run], phase_secs: u64) -> String {
             height - margin + 16.0
         );
     }
-    let colours = [("aimd", "#d62728"), ("gradient", "#1f77b4"), ("vegas", "#2ca02c")];
+    let colours = [
+        ("aimd", "#d62728"),
+        ("gradient", "#1f77b4"),
+        ("vegas", "#2ca02c"),
+    ];
     // K, as a band [K, 1.5 K].
     for (phase, &k) in PHASES.iter().enumerate() {
         let (from, to) = (
@@ -380,7 +406,10 @@ fn svg(runs: &[Run], phase_secs: u64) -> String {
         );
     }
     let mut legend_y = 40.0;
-    for (label, colour) in [("K (grey: [K, 1.5 K])", "black")].into_iter().chain(colours) {
+    for (label, colour) in [("K (grey: [K, 1.5 K])", "black")]
+        .into_iter()
+        .chain(colours)
+    {
         let _ = write!(
             out,
             r#"<line x1="{}" x2="{}" y1="{legend_y}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{label}</text>"#,

@@ -11,8 +11,9 @@ use crate::error::BuildError;
 /// While the latency is within tolerance of the baseline (`g` would be
 /// above 1) the limit grows by `queue_size`, but no further than the room
 /// left below the tolerance (`limit × (g − 1)`, to the nearest request);
-/// otherwise it moves `smoothing` of the way to `limit × g`, rounded down.
-/// So:
+/// otherwise it moves `smoothing` of the way to `limit × g`, rounded down,
+/// and where `g` is at its floor of 0.5 (the latency is twice the
+/// tolerance or worse: a queue, not noise) it halves at once. So:
 ///
 /// * the growth term is capped: at most `queue_size` a window, and none
 ///   past the tolerance (Netflix adds it always, and the limit grows without
@@ -41,8 +42,10 @@ use crate::error::BuildError;
 /// assert_eq!(gradient.update(20, &calm), 24); // room for 10 more: + queue size 4
 /// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &near), 21); // room for 1.4: + 1
+/// let slower = Window::new(50, ms(20), 20).with_baseline(ms(10)); // g = 0.75
+/// assert_eq!(gradient.update(20, &slower), 19); // 20 - 0.2 × 5
 /// let queued = Window::new(50, ms(30), 20).with_baseline(ms(10)); // g = 0.5
-/// assert_eq!(gradient.update(20, &queued), 18); // 20 - 0.2 × 10
+/// assert_eq!(gradient.update(20, &queued), 10); // halved at once
 /// assert_eq!(gradient.update(20, &calm.with_drops(1)), 18);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -155,8 +158,12 @@ impl Algorithm for Gradient {
             let room = (current * (ratio - 1.0)).round() as usize;
             return limit + room.min(self.queue_size);
         }
-        let target = current * ratio.max(0.5);
-        let next = current + self.smoothing * (target - current);
+        if ratio <= 0.5 {
+            // Twice the tolerance or worse: a queue, not noise. Halve at
+            // once, as TCP does on congestion.
+            return (current * 0.5).floor() as usize;
+        }
+        let next = current + self.smoothing * (current * ratio - current);
         next.floor() as usize
     }
 }

@@ -13,12 +13,15 @@ use crate::error::BuildError;
 /// `a = alpha × lg` and `b = beta × lg`, each capped for small limits at a
 /// sixth and a third of the limit, rounded down (at least 1): if `q ≤ lg` the limit
 /// grows by `beta × lg` (fast, while nothing queues); if `q < a`, by `lg`;
-/// if `q > b`, it shrinks by `lg`; in between it stays. A window with drops
+/// if `q > b`, it sheds the excess `q − b` (at least `lg`); in between it
+/// stays. A window with drops
 /// shrinks it by `lg` (Netflix's rule), never ignored. For a downstream
 /// that queues beyond `K`, it settles at `K + a` to `K + b`.
 ///
-/// The caps are ours: Netflix's 3 to 6 queued requests are half a limit of
-/// 6 or more, where ours keep the limit within 1.5 × K.
+/// Two changes are ours: the caps (Netflix's 3 to 6 queued requests are
+/// half a limit of 6 or more, where ours keep the limit within 1.5 × K),
+/// and the shrink by the whole excess (Netflix's `lg` a window takes a
+/// dozen windows to shed a doubled queue).
 ///
 /// Netflix re-measures the no-load latency every few hundred samples,
 /// which under load drifts it up (#165); this one uses the controller's
@@ -38,7 +41,7 @@ use crate::error::BuildError;
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
 /// assert_eq!(vegas.update(20, &calm), 26); // q = 0: + 6
 /// let queued = Window::new(50, ms(20), 20).with_baseline(ms(10)); // q = 10
-/// assert_eq!(vegas.update(20, &queued), 19);
+/// assert_eq!(vegas.update(20, &queued), 16); // sheds 10 - 6
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -116,7 +119,9 @@ impl Algorithm for Vegas {
         } else if queue < alpha {
             limit + lg
         } else if queue > beta {
-            limit.saturating_sub(lg)
+            // The excess queue at once, at least `lg` (Netflix takes `lg`
+            // a window, whatever the queue).
+            limit.saturating_sub(lg.max(queue - beta))
         } else {
             limit
         }
