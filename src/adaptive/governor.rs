@@ -38,6 +38,17 @@ use crate::sync::{AtomicU64, Mutex, Ordering};
 /// no time, and a real clock would make its runs differ).
 const ALWAYS_DUE: bool = cfg!(sidejob_loom);
 
+/// A sample's start is kept as a *stamp*: the clock's raw reading shifted
+/// right by `STAMP_SHIFT`, in `STAMP_BITS` bits, so that an owned permit
+/// holds it and its shard in one word (a permit one word larger made a
+/// tower layer's request a third slower). A raw unit is a TSC cycle or a
+/// nanosecond, so a stamp is at most 64 ns coarse and wraps after 2^53
+/// units (34 days of a 3 GHz TSC); a hold longer than that is sampled
+/// modulo it.
+pub(crate) const STAMP_BITS: u32 = 47;
+const STAMP_SHIFT: u32 = 6;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
+
 /// The samples a window aims for, across all shards.
 const SAMPLES_PER_WINDOW: u64 = 256;
 /// The widest stride: one permit in this many is timed.
@@ -93,22 +104,28 @@ impl Governor {
         }
     }
 
-    /// The start of a permit with grant number `grant`: the clock's raw
-    /// reading if it is sampled, 0 if not.
+    /// The start of a permit with grant number `grant`: a stamp of the
+    /// clock (nonzero, at most `STAMP_BITS` bits) if it is sampled, 0 if not.
     #[inline]
     pub(crate) fn start(&self, grant: u64) -> u64 {
         if grant & self.hot.mask.load(Ordering::Relaxed) == 0 {
-            self.hot.clock.raw().max(1)
+            ((self.hot.clock.raw() >> STAMP_SHIFT) & STAMP_MASK).max(1)
         } else {
             0
         }
     }
 
-    /// A sampled permit started at `started` (from [`start`](Self::start))
-    /// is released from `shard` of `counter`.
+    /// A sampled permit stamped `stamp` (from [`start`](Self::start)) is
+    /// released from `shard` of `counter`.
     #[inline]
-    pub(crate) fn finish(&self, counter: &ShardedCounter, shard: usize, started: u64) {
+    pub(crate) fn finish(&self, counter: &ShardedCounter, shard: usize, stamp: u64) {
         let now = self.hot.clock.raw();
+        // The stamp's missing high bits are now's, or one period less.
+        let period = 1u64 << (STAMP_BITS + STAMP_SHIFT);
+        let mut started = (now & !(period - 1)) | (stamp << STAMP_SHIFT);
+        if started > now {
+            started = started.wrapping_sub(period);
+        }
         counter.release_sampled(shard, self.hot.clock.delta_as_nanos(started, now));
         self.maybe_close(counter, now);
     }

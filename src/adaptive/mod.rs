@@ -54,7 +54,7 @@ pub use aimd::Aimd;
 pub use algorithm::Algorithm;
 pub use config::{Adaptive, DEFAULT_WINDOW};
 pub(crate) use controller::Controller;
-pub(crate) use governor::Governor;
+pub(crate) use governor::{Governor, STAMP_BITS};
 pub use gradient::Gradient;
 pub use stats::AdaptiveStats;
 pub use vegas::Vegas;

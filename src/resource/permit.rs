@@ -3,7 +3,9 @@
 use super::anchor::{keep, AnchorRef};
 use super::Resource;
 use std::fmt;
-use std::num::NonZeroUsize;
+use std::num::NonZeroU64;
+
+use crate::adaptive::STAMP_BITS;
 
 /// One unit of a [`Resource`]'s capacity, held until dropped.
 ///
@@ -26,7 +28,7 @@ use std::num::NonZeroUsize;
 pub struct Permit<'a> {
     resource: &'a Resource,
     shard: usize,
-    /// The clock's raw reading when an adaptive limit sampled the permit;
+    /// The stamp of the clock when an adaptive limit sampled the permit;
     /// 0 when it is not sampled.
     started: u64,
 }
@@ -155,23 +157,40 @@ impl fmt::Debug for Permit<'_> {
 pub struct OwnedPermit {
     /// Taken by `drop`.
     anchor: Option<AnchorRef>,
-    /// The shard plus one: nonzero, so that `Option<OwnedPermit>` and the
-    /// enums holding a permit need no tag of their own (a tag made the
-    /// permit move through memory in pieces, and a tower layer's request
-    /// twice as slow).
-    shard_plus_one: NonZeroUsize,
-    /// As [`Permit`]'s: the sample's start, 0 when not sampled.
-    started: u64,
+    /// The shard plus one in the low `SHARD_BITS` bits, nonzero, so that
+    /// `Option<OwnedPermit>` and the enums holding a permit need no tag of
+    /// their own (a tag made the permit move through memory in pieces, and
+    /// a tower layer's request twice as slow); above them, the sample's
+    /// stamp as [`Permit`]'s, 0 when not sampled. One word: a second made
+    /// a tower layer's request a third slower.
+    tag: NonZeroU64,
 }
+
+/// The bits of an owned permit's tag that hold its shard plus one.
+const SHARD_BITS: u32 = 64 - STAMP_BITS;
+const SHARD_MASK: u64 = (1 << SHARD_BITS) - 1;
+const _: () = assert!(crate::MAX_SHARDS as u64 <= SHARD_MASK);
 
 impl OwnedPermit {
     #[inline]
     pub(super) fn new(anchor: AnchorRef, shard: usize, started: u64) -> Self {
+        let tag = (started << SHARD_BITS) | (shard as u64 + 1);
         OwnedPermit {
             anchor: Some(anchor),
-            shard_plus_one: NonZeroUsize::MIN.saturating_add(shard),
-            started,
+            tag: NonZeroU64::MIN.saturating_add(tag - 1),
         }
+    }
+
+    /// The sample's stamp, 0 when not sampled.
+    #[inline]
+    fn started(&self) -> u64 {
+        self.tag.get() >> SHARD_BITS
+    }
+
+    /// Leaves the permit unsampled.
+    #[inline]
+    fn unsample(&mut self) {
+        self.tag = NonZeroU64::MIN.saturating_add((self.tag.get() & SHARD_MASK) - 1);
     }
 
     /// Releases the permit and reports a drop, as [`Permit::dropped`].
@@ -202,7 +221,15 @@ impl OwnedPermit {
     /// # Ok::<(), sidejob::Overload>(())
     /// ```
     pub fn ignore(mut self) {
-        self.started = 0;
+        self.unsample();
+    }
+
+    /// Whether the permit's resource has an adaptive limit.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn adapts(&self) -> bool {
+        self.anchor
+            .as_ref()
+            .is_some_and(|anchor| anchor.governor.is_some())
     }
 
     /// Reports a drop now; the permit, still held, is released unsampled
@@ -213,7 +240,7 @@ impl OwnedPermit {
                 governor.dropped(&anchor.counter, self.shard());
             }
         }
-        self.started = 0;
+        self.unsample();
     }
 
     /// Restarts a sampled permit's clock: the sample runs from now (a
@@ -221,9 +248,11 @@ impl OwnedPermit {
     #[inline]
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn restart(&mut self) {
-        if self.started != 0 {
+        if self.started() != 0 {
             if let Some(governor) = self.anchor.as_ref().and_then(|a| a.governor.as_ref()) {
-                self.started = governor.start(0);
+                let shard = self.tag.get() & SHARD_MASK;
+                let tag = (governor.start(0) << SHARD_BITS) | shard;
+                self.tag = NonZeroU64::MIN.saturating_add(tag - 1);
             }
         }
     }
@@ -239,7 +268,7 @@ impl OwnedPermit {
     /// ```
     #[inline]
     pub fn shard(&self) -> usize {
-        self.shard_plus_one.get() - 1
+        ((self.tag.get() & SHARD_MASK) - 1) as usize
     }
 }
 
@@ -248,8 +277,8 @@ impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if let Some(anchor) = self.anchor.take() {
             match &anchor.governor {
-                Some(governor) if self.started != 0 => {
-                    governor.finish(&anchor.counter, self.shard(), self.started)
+                Some(governor) if self.started() != 0 => {
+                    governor.finish(&anchor.counter, self.shard(), self.started())
                 }
                 _ => anchor.counter.release(self.shard()),
             }

@@ -56,6 +56,11 @@ impl InFlight {
         InFlight(self.0.take())
     }
 
+    /// Whether the permit's resource has an adaptive limit to tell.
+    pub(super) fn adapts(&self) -> bool {
+        self.0.as_ref().is_some_and(OwnedPermit::adapts)
+    }
+
     /// Whether a permit is still held.
     pub(super) fn holds(&self) -> bool {
         self.0.is_some()

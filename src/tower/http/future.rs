@@ -118,6 +118,11 @@ where
                         return Poll::Ready(Err(error));
                     }
                 };
+                if !in_flight.adapts() {
+                    // No limit to tell: the response need not be taken apart.
+                    let in_flight = in_flight.hand_on();
+                    return Poll::Ready(Ok(response.map(|body| PermitBody::new(body, in_flight))));
+                }
                 let (parts, body) = response.into_parts();
                 if drop_on(&parts) {
                     in_flight.mark_dropped();
