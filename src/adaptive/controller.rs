@@ -108,19 +108,19 @@ impl Controller {
 
     /// The window the algorithm sees; moves the baseline first.
     fn window(&mut self, limit: usize, totals: &SampleTotals, refused: u64, bound: bool) -> Window {
-        let (min, mean) = if totals.samples == 0 {
-            (Duration::ZERO, Duration::ZERO)
-        } else {
-            let mean = totals.sum_nanos / totals.samples;
-            if self.baseline == 0 || totals.min_nanos < self.baseline {
-                self.baseline = totals.min_nanos;
-            } else if !bound || limit <= self.min_limit {
-                self.baseline += (totals.min_nanos - self.baseline) >> BASELINE_RISE_SHIFT;
+        let (min, mean) = match totals.sum_nanos.checked_div(totals.samples) {
+            None => (Duration::ZERO, Duration::ZERO),
+            Some(mean) => {
+                if self.baseline == 0 || totals.min_nanos < self.baseline {
+                    self.baseline = totals.min_nanos;
+                } else if !bound || limit <= self.min_limit {
+                    self.baseline += (totals.min_nanos - self.baseline) >> BASELINE_RISE_SHIFT;
+                }
+                (
+                    Duration::from_nanos(totals.min_nanos),
+                    Duration::from_nanos(mean),
+                )
             }
-            (
-                Duration::from_nanos(totals.min_nanos),
-                Duration::from_nanos(mean),
-            )
         };
         Window {
             samples: totals.samples,

@@ -207,3 +207,103 @@ impl Governor {
         }
     }
 }
+
+#[cfg(all(test, not(sidejob_loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use quanta::Clock;
+
+    use super::*;
+    use crate::adaptive::Window;
+    use crate::admission::{Priority, Shares};
+
+    /// A governor over a counter of `capacity` on one shard, on a mock clock
+    /// (in nanoseconds) the test moves.
+    fn governed(
+        adaptive: Adaptive,
+        capacity: usize,
+    ) -> (ShardedCounter, Governor, Arc<quanta::Mock>) {
+        let counter = ShardedCounter::new(capacity, 1, Shares::default());
+        let (clock, mock) = Clock::mock();
+        let governor = Governor::new(
+            adaptive.window(Duration::from_millis(100)).min_samples(1),
+            &counter,
+            clock,
+        );
+        (counter, governor, mock)
+    }
+
+    use std::sync::Arc;
+
+    /// Admits, holds for `held` of mock time, releases.
+    fn hold(counter: &ShardedCounter, governor: &Governor, mock: &quanta::Mock, held: Duration) {
+        let (shard, grant) = counter.admit_numbered(0, Priority::Normal).unwrap();
+        let stamp = governor.start(grant);
+        assert_ne!(stamp, 0, "sampled");
+        mock.increment(held);
+        governor.finish(counter, shard, stamp);
+    }
+
+    #[test]
+    fn a_hold_is_sampled_to_the_stamps_grain_and_closes_the_window_past_its_length() {
+        let (counter, governor, mock) =
+            governed(Adaptive::custom(|limit: usize, _: &Window| limit), 4);
+        hold(&counter, &governor, &mock, Duration::from_millis(5));
+        assert_eq!(governor.stats(&counter).windows, 0); // 5 ms into its 100
+        mock.increment(Duration::from_millis(100));
+        hold(&counter, &governor, &mock, Duration::from_millis(7)); // past it: closes
+        let stats = governor.stats(&counter);
+        assert_eq!((stats.windows, stats.samples), (1, 2));
+        let grain = Duration::from_nanos(1 << STAMP_SHIFT);
+        assert!(
+            stats.baseline.abs_diff(Duration::from_millis(5)) <= grain,
+            "{stats:?}"
+        );
+        assert!(
+            stats.latency.abs_diff(Duration::from_millis(6)) <= grain,
+            "{stats:?}"
+        );
+    }
+
+    #[test]
+    fn a_hold_across_the_stamps_wrap_is_sampled_whole() {
+        let (counter, governor, mock) = governed(Adaptive::aimd(), 4);
+        let period = Duration::from_nanos(1 << (STAMP_BITS + STAMP_SHIFT));
+        mock.increment(period - Duration::from_millis(150)); // the window is due
+        hold(&counter, &governor, &mock, Duration::from_millis(300)); // wraps
+        let stats = governor.stats(&counter);
+        assert_eq!(stats.samples, 1);
+        assert!(stats.latency.abs_diff(Duration::from_millis(300)) <= Duration::from_nanos(64));
+    }
+
+    #[test]
+    fn the_stride_follows_the_traffic_of_the_last_window() {
+        let (counter, governor, mock) =
+            governed(Adaptive::custom(|limit: usize, _: &Window| limit), 4);
+        for _ in 0..10_000 {
+            let (shard, grant) = counter.admit_numbered(0, Priority::Normal).unwrap();
+            match governor.start(grant) {
+                0 => counter.release(shard),
+                stamp => governor.finish(&counter, shard, stamp),
+            }
+        }
+        mock.increment(Duration::from_millis(150));
+        hold(&counter, &governor, &mock, Duration::ZERO); // grant 10,000: a multiple of any stride
+                                                          // 10,001 grants in the window: a stride of 10,001 / 256 = 39, down to 32.
+        assert_eq!(governor.hot.mask.load(Ordering::Relaxed), 31);
+        let sampled = (0..3200)
+            .filter(|_| {
+                let (shard, grant) = counter.admit_numbered(0, Priority::Normal).unwrap();
+                let stamp = governor.start(grant);
+                if stamp == 0 {
+                    counter.release(shard);
+                } else {
+                    governor.finish(&counter, shard, stamp);
+                }
+                stamp != 0
+            })
+            .count();
+        assert_eq!(sampled, 100);
+    }
+}

@@ -20,6 +20,7 @@ impl InFlight {
         InFlight(Some(permit))
     }
 
+    #[cfg(feature = "http")]
     /// Nothing in flight (a 503's body).
     pub(super) fn none() -> Self {
         InFlight(None)
@@ -43,6 +44,7 @@ impl InFlight {
         }
     }
 
+    #[cfg(feature = "http")]
     /// The response says overload downstream: report a drop now, and
     /// release the permit, unsampled, when the body ends.
     pub(super) fn mark_dropped(&mut self) {
@@ -51,11 +53,13 @@ impl InFlight {
         }
     }
 
+    #[cfg(feature = "http")]
     /// Hands the permit on (to the response body).
     pub(super) fn hand_on(&mut self) -> InFlight {
         InFlight(self.0.take())
     }
 
+    #[cfg(feature = "http")]
     /// Whether the permit's resource has an adaptive limit to tell.
     pub(super) fn adapts(&self) -> bool {
         self.0.as_ref().is_some_and(OwnedPermit::adapts)
