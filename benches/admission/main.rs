@@ -9,6 +9,7 @@
 //! | `sidejob-owned`        | `Resource::try_acquire_owned` (a `'static` permit) + drop          |
 //! | `sidejob-adaptive`     | `sidejob` with an adaptive limit on (AIMD): sampled permits time their hold |
 //! | `sidejob-owned-adaptive` | `sidejob-owned` with the adaptive limit on                     |
+//! | `sidejob-adaptive-every` | `sidejob-adaptive` with every permit timed (an hour-long window keeps the first stride, 1): the worst case |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
@@ -311,27 +312,35 @@ fn admission(c: &mut Criterion) {
             if !overload {
                 // AIMD: with no drops and holds far under its timeout, it
                 // keeps the capacity, so the bench measures the sampling.
-                let adaptive = || {
+                let adaptive = |window: Duration| {
                     sidejob::Resource::builder()
                         .capacity(capacity)
-                        .adaptive(sidejob::adaptive::Adaptive::aimd().max_limit(capacity))
+                        .adaptive(
+                            sidejob::adaptive::Adaptive::aimd()
+                                .max_limit(capacity)
+                                .window(window),
+                        )
                         .build()
                         .expect("a valid adaptive resource")
                 };
-                contender(
-                    &mut group,
-                    "sidejob-adaptive",
-                    threads,
-                    overload,
-                    &adaptive(),
-                );
-                let owned = OwnedResource(Arc::new(adaptive()));
+                let window = sidejob::adaptive::DEFAULT_WINDOW;
+                let borrowed = adaptive(window);
+                contender(&mut group, "sidejob-adaptive", threads, overload, &borrowed);
+                let owned = OwnedResource(Arc::new(adaptive(window)));
                 contender(
                     &mut group,
                     "sidejob-owned-adaptive",
                     threads,
                     overload,
                     &owned,
+                );
+                let every = adaptive(Duration::from_secs(3600));
+                contender(
+                    &mut group,
+                    "sidejob-adaptive-every",
+                    threads,
+                    overload,
+                    &every,
                 );
             }
             let cas = AtomicCas::new(capacity);
