@@ -405,7 +405,8 @@ fn svg(runs: &[Run], phase_secs: u64) -> String {
             points.join(" ")
         );
     }
-    let mut legend_y = 40.0;
+    // The legend sits over the middle phase, whose limits are low.
+    let (legend_x, mut legend_y) = (width * 0.42, 40.0);
     for (label, colour) in [("K (grey: [K, 1.5 K])", "black")]
         .into_iter()
         .chain(colours)
@@ -413,9 +414,9 @@ fn svg(runs: &[Run], phase_secs: u64) -> String {
         let _ = write!(
             out,
             r#"<line x1="{}" x2="{}" y1="{legend_y}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{label}</text>"#,
-            width - 200.0,
-            width - 180.0,
-            width - 175.0,
+            legend_x,
+            legend_x + 20.0,
+            legend_x + 25.0,
             legend_y + 4.0
         );
         legend_y += 16.0;
