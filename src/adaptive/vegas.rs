@@ -10,18 +10,19 @@ use crate::error::BuildError;
 /// Each window estimates the queue as
 /// `q = ceil(limit × (1 − baseline / mean latency))`. With
 /// `lg = max(1, ⌊log10 limit⌋)`, the queue it aims for is between
-/// `a = alpha × lg` and `b = beta × lg`, each capped for small limits at a
-/// sixth and a third of the limit, rounded down (at least 1): if `q ≤ lg` the limit
-/// grows by `beta × lg` (fast, while nothing queues); if `q < a`, by `lg`;
+/// `a = alpha × lg` and `b = beta × lg`, both capped for small limits at a
+/// third of the limit (at least 1): if `q ≤ lg` the limit grows by
+/// `beta × lg`, at most half itself (fast, while nothing queues); if
+/// `q < a`, by `lg`;
 /// if `q > b`, it sheds the excess `q − b` (at least `lg`); in between it
 /// stays. A window with drops
 /// shrinks it by `lg` (Netflix's rule), never ignored. For a downstream
 /// that queues beyond `K`, it settles at `K + a` to `K + b`.
 ///
-/// Two changes are ours: the caps (Netflix's 3 to 6 queued requests are
-/// half a limit of 6 or more, where ours keep the limit within 1.5 × K),
-/// and the shrink by the whole excess (Netflix's `lg` a window takes a
-/// dozen windows to shed a doubled queue).
+/// Three changes are ours: the caps (Netflix's 3 to 6 queued requests are
+/// half a limit of 6 or more, and its growth of 6 doubles it; ours keep
+/// the limit within 1.5 × K), and the shrink by the whole excess (Netflix's
+/// `lg` a window takes a dozen windows to shed a doubled queue).
 ///
 /// Netflix re-measures the no-load latency every few hundred samples,
 /// which under load drifts it up (#165); this one uses the controller's
@@ -112,10 +113,13 @@ impl Algorithm for Vegas {
         }
         let ratio = (window.baseline.as_secs_f64() / mean).min(1.0);
         let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
-        let alpha = (self.alpha * lg).min(limit / 6).max(1);
-        let beta = (self.beta * lg).min(limit / 3).max(alpha);
+        // A small limit aims for fewer queued requests: at most a third of
+        // itself, so that it settles within 1.5 × K.
+        let beta = (self.beta * lg).min(limit / 3).max(1);
+        let alpha = (self.alpha * lg).min(beta);
         if queue <= lg {
-            limit + self.beta * lg
+            // Nothing queues: grow fast, by up to half the limit.
+            limit + (self.beta * lg).min(limit / 2).max(lg)
         } else if queue < alpha {
             limit + lg
         } else if queue > beta {
