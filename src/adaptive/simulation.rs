@@ -98,8 +98,10 @@ fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change() {
             let limits = run(&mut controller, &mut limit, &downstream, 60);
             let hi = k + k / 2;
             let settled = settled_after(&limits, k, hi);
+            // AIMD climbs one request a window; the others in a few.
+            let most = if name == "aimd" { 16 } else { 10 };
             assert!(
-                settled.is_some_and(|windows| windows <= 40),
+                settled.is_some_and(|windows| windows <= most),
                 "{name} at K = {k}: {limits:?}"
             );
         }
