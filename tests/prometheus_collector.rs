@@ -129,3 +129,33 @@ fn a_scrape_holds_every_faces_figures_under_the_reporters_names() {
     }
     drop((permits, held));
 }
+
+#[test]
+fn an_adaptive_resource_exports_its_limit_and_latencies() {
+    let resource = Arc::new(
+        Resource::builder()
+            .capacity(12)
+            .name("adaptive")
+            .adaptive(sidejob::adaptive::Adaptive::gradient())
+            .build()
+            .unwrap(),
+    );
+    let collector = Collector::new();
+    collector.register(&resource);
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(collector));
+    resource.try_acquire().unwrap().dropped();
+    let mut text = String::new();
+    encode(&mut text, &registry).unwrap();
+    let (samples, types) = parse(&text);
+    assert_eq!(samples[r#"sidejob_resource_limit{name="adaptive"}"#], 12.0);
+    assert_eq!(types["sidejob_resource_limit"], "gauge");
+    assert_eq!(types["sidejob_resource_baseline_latency_seconds"], "gauge");
+    assert_eq!(types["sidejob_resource_window_latency_seconds"], "gauge");
+    assert_eq!(types["sidejob_resource_drops"], "counter");
+    // Drops count once their window closes (100 ms here, not yet).
+    assert_eq!(
+        samples[r#"sidejob_resource_drops_total{name="adaptive"}"#],
+        0.0
+    );
+}
