@@ -13,12 +13,13 @@
 //!   limit can do;
 //! * `tower-concurrency-limit`: tower's `ConcurrencyLimit` at 16, which
 //!   queues what it cannot admit;
+//! * `tower-acc-vegas`: `tower-acc`'s `ConcurrencyLimit` with its default
+//!   Vegas, behind tower's `LoadShed` so that it refuses rather than queues;
+//! * `congestion-limiter-vegas`: `congestion-limiter`'s `DefaultLimiter`
+//!   with its Vegas, starting at 16;
 //! * `aimd`, `gradient`, `vegas`: an adaptive `Resource` starting at 16,
 //!   each with its defaults (AIMD with a timeout of 1.4 × base: AIMD reads
 //!   latency only against its timeout, so it needs the one its callers have).
-//!
-//! `tower-acc` and `congestion-limiter` are not in this build (no network
-//! here to fetch them).
 //!
 //! It prints goodput, p50/p99 of the admitted requests' latency, and how
 //! many windows each adaptive limit took to settle into [K, 1.5 K] after
@@ -35,6 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use congestion_limiter::limiter::Limiter as _;
 use hdrhistogram::Histogram;
 use sidejob::adaptive::{Adaptive, Aimd, DEFAULT_WINDOW};
 use sidejob::Resource;
@@ -90,15 +92,29 @@ struct Run {
     trace: Vec<(f64, usize, usize)>,
 }
 
+/// The downstream as a tower service.
+type DownstreamService = tower::util::BoxCloneService<(), (), tower::BoxError>;
+
+/// `congestion-limiter`'s limiter, with its Vegas.
+type CongestionLimiter =
+    congestion_limiter::limiter::DefaultLimiter<congestion_limiter::limits::Vegas>;
+
 /// How a limiter admits one request and runs it.
 #[derive(Clone)]
 enum Limiter {
     Resource(Arc<Resource>),
-    Tower(
-        tower::limit::ConcurrencyLimit<
-            tower::util::BoxCloneService<(), (), std::convert::Infallible>,
-        >,
-    ),
+    /// A tower service over the downstream; `Err` is a refusal.
+    Tower(DownstreamService),
+    Congestion(Arc<CongestionLimiter>),
+}
+
+/// The limit a limiter has now, if it tells.
+fn limit_of(limiter: &Limiter) -> Option<usize> {
+    match limiter {
+        Limiter::Resource(resource) => Some(resource.capacity()),
+        Limiter::Tower(_) => None,
+        Limiter::Congestion(limiter) => Some(limiter.state().limit()),
+    }
 }
 
 fn main() {
@@ -123,6 +139,8 @@ fn main() {
         ("fixed-64", Some(Box::new(move || fixed(64)))),
         ("oracle", Some(Box::new(move || fixed(PHASES[0])))),
         ("tower-concurrency-limit", None),
+        ("tower-acc-vegas", None),
+        ("congestion-limiter-vegas", None),
         (
             "aimd",
             Some(Box::new(move || {
@@ -149,19 +167,27 @@ fn main() {
             in_flight: AtomicUsize::new(0),
             base,
         });
-        let limiter = match make {
-            Some(make) => Limiter::Resource(Arc::new(make())),
-            None => {
-                let served = Arc::clone(&downstream);
-                let inner = tower::util::BoxCloneService::new(tower::service_fn(move |()| {
-                    let served = Arc::clone(&served);
-                    async move {
-                        served.serve().await;
-                        Ok::<_, std::convert::Infallible>(())
-                    }
-                }));
-                Limiter::Tower(tower::limit::ConcurrencyLimit::new(inner, PHASES[0]))
+        let served = Arc::clone(&downstream);
+        let service = tower::service_fn(move |()| {
+            let served = Arc::clone(&served);
+            async move {
+                served.serve().await;
+                Ok::<_, tower::BoxError>(())
             }
+        });
+        let limiter = match (make, name) {
+            (Some(make), _) => Limiter::Resource(Arc::new(make())),
+            (None, "tower-concurrency-limit") => Limiter::Tower(DownstreamService::new(
+                tower::limit::ConcurrencyLimit::new(service, PHASES[0]),
+            )),
+            (None, "tower-acc-vegas") => {
+                Limiter::Tower(DownstreamService::new(tower::load_shed::LoadShed::new(
+                    tower_acc::ConcurrencyLimit::new(service, tower_acc::Vegas::default()),
+                )))
+            }
+            (None, _) => Limiter::Congestion(Arc::new(CongestionLimiter::new(
+                congestion_limiter::limits::Vegas::new_with_initial_limit(PHASES[0]),
+            ))),
         };
         eprintln!("running {name} ...");
         let run = runtime.block_on(run(name, limiter, downstream, &args));
@@ -209,11 +235,9 @@ async fn run(name: &str, limiter: Limiter, downstream: Arc<Downstream>, args: &A
             }
         }
         if elapsed >= next_trace {
-            let limit = match &limiter {
-                Limiter::Resource(resource) => resource.capacity(),
-                Limiter::Tower(_) => PHASES[0],
-            };
-            trace.push((elapsed.as_secs_f64(), limit, k));
+            if let Some(limit) = limit_of(&limiter) {
+                trace.push((elapsed.as_secs_f64(), limit, k));
+            }
             next_trace += TRACE_EVERY;
         }
         // Open-loop arrivals: OFFERED × K / base a second.
@@ -233,10 +257,18 @@ async fn run(name: &str, limiter: Limiter, downstream: Arc<Downstream>, args: &A
                         }
                         Err(_) => false, // refused at once
                     },
-                    Limiter::Tower(service) => {
-                        service.oneshot(()).await.unwrap();
-                        true
-                    }
+                    // Refused (`LoadShed`'s `Overloaded`) or served.
+                    Limiter::Tower(service) => service.oneshot(()).await.is_ok(),
+                    Limiter::Congestion(limiter) => match limiter.try_acquire().await {
+                        Some(token) => {
+                            downstream.serve().await;
+                            limiter
+                                .release(token, Some(congestion_limiter::limiter::Outcome::Success))
+                                .await;
+                            true
+                        }
+                        None => false,
+                    },
                 };
                 if served && arrived.elapsed() <= total {
                     completed.fetch_add(1, Ordering::Relaxed);
@@ -309,7 +341,7 @@ fn report(runs: &[Run], base: Duration, phase_secs: u64) {
                 p(0.99) / (oracle.latency.value_at_quantile(0.99) as f64 / 1e6)
             )
         });
-        let settle = if ["aimd", "gradient", "vegas", "oracle"].contains(&run.name.as_str()) {
+        let settle = if !run.trace.is_empty() && !run.name.starts_with("fixed") {
             (0..PHASES.len())
                 .map(
                     |phase| match settle_windows(&run.trace, phase, phase_secs) {
