@@ -120,10 +120,6 @@ fn limit_of(limiter: &Limiter) -> Option<usize> {
 fn main() {
     let args = Args::parse();
     let base = Duration::from_millis(args.base_ms);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
     let fixed = |limit: usize| Resource::builder().capacity(limit).build().unwrap();
     let adaptive = |adaptive: Adaptive| {
         Resource::builder()
@@ -190,7 +186,14 @@ fn main() {
             ))),
         };
         eprintln!("running {name} ...");
+        // A runtime per limiter, shut down after it: requests a queueing
+        // limiter still holds must not run into the next limiter's time.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
         let run = runtime.block_on(run(name, limiter, downstream, &args));
+        runtime.shutdown_background();
         if std::env::var_os("ADAPTIVE_TRACE").is_some() {
             let limits: Vec<_> = run.trace.iter().map(|(_, limit, _)| *limit).collect();
             eprintln!("{name}: {limits:?}");

@@ -13,7 +13,8 @@ use crate::error::BuildError;
 /// `a = alpha × lg` and `b = beta × lg`, both capped for small limits at a
 /// third of the limit (at least 1): if `q ≤ lg` the limit grows by
 /// `beta × lg`, at most half itself (fast, while nothing queues); if
-/// `q < a`, by `lg`;
+/// `q < a`, by `lg`; growth stops at 1.5 × `limit − q`, the concurrency
+/// the downstream is estimated to take;
 /// if `q > b`, it sheds the excess `q − b` (at least `lg`); in between it
 /// stays. A window with drops
 /// shrinks it by `lg` (Netflix's rule), never ignored. For a downstream
@@ -117,11 +118,14 @@ impl Algorithm for Vegas {
         // itself, so that it settles within 1.5 × K.
         let beta = (self.beta * lg).min(limit / 3).max(1);
         let alpha = (self.alpha * lg).min(beta);
+        // Growth never passes 1.5 × what the downstream is estimated to
+        // take at once (the limit less its queue).
+        let ceiling = (limit.saturating_sub(queue) * 3 / 2).max(limit);
         if queue <= lg {
             // Nothing queues: grow fast, by up to half the limit.
-            limit + (self.beta * lg).min(limit / 2).max(lg)
+            (limit + (self.beta * lg).min(limit / 2).max(lg)).min(ceiling.max(limit + 1))
         } else if queue < alpha {
-            limit + lg
+            (limit + lg).min(ceiling)
         } else if queue > beta {
             // The excess queue at once, at least `lg` (Netflix takes `lg`
             // a window, whatever the queue).
