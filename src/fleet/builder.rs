@@ -1,0 +1,197 @@
+//! [`FleetBuilder`]: a node's settings for joining a fleet's budget.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Fleet, FleetError};
+use crate::Resource;
+
+/// Configures a node's place in a fleet; made by [`Fleet::builder`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let resource = Arc::new(sidejob::Resource::new(1));
+/// let fleet = sidejob::fleet::Fleet::builder("redis://127.0.0.1:6379", "orders-db")
+///     .capacity(500) // across every node
+///     .lease(Duration::from_secs(10))
+///     .refresh(Duration::from_secs(1))
+///     .join(&resource)
+///     .await?;
+/// assert_eq!(resource.capacity(), fleet.grant());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `join` is called"]
+pub struct FleetBuilder {
+    pub(super) url: String,
+    pub(super) budget: String,
+    pub(super) capacity: Option<usize>,
+    pub(super) lease: Duration,
+    pub(super) refresh: Duration,
+    pub(super) floor: usize,
+    pub(super) node: Option<String>,
+}
+
+impl FleetBuilder {
+    pub(super) fn new(url: &str, budget: &str) -> Self {
+        FleetBuilder {
+            url: url.to_owned(),
+            budget: budget.to_owned(),
+            capacity: None,
+            lease: Duration::from_secs(10),
+            refresh: Duration::from_secs(1),
+            floor: 0,
+            node: None,
+        }
+    }
+
+    /// The budget: the most slots held across every node. Required; every
+    /// node of the budget must give the same (see [`Fleet::set_capacity`]
+    /// to change it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1", "api").capacity(64);
+    /// # let _ = builder;
+    /// ```
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// How long a grant lasts without a renewal. Default 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1", "api")
+    ///     .lease(Duration::from_secs(30));
+    /// # let _ = builder;
+    /// ```
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How often the node renews, under a third of the lease. Default 1 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1", "api")
+    ///     .refresh(Duration::from_millis(500));
+    /// # let _ = builder;
+    /// ```
+    pub fn refresh(mut self, refresh: Duration) -> Self {
+        self.refresh = refresh;
+        self
+    }
+
+    /// What the node keeps once it could not renew past its lease.
+    /// Default 0: a node cut off from Redis admits nothing. Above 0, the
+    /// fleet may exceed the budget by the floors of the nodes cut off.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1", "api").floor(2);
+    /// # let _ = builder;
+    /// ```
+    pub fn floor(mut self, floor: usize) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// The node's name in the budget, unique across the fleet. Default:
+    /// the host name, the process id and a random suffix.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1", "api").node("web-3");
+    /// # let _ = builder;
+    /// ```
+    pub fn node(mut self, node: &str) -> Self {
+        self.node = Some(node.to_owned());
+        self
+    }
+
+    /// Joins the budget with `resource`: registers the node, waits (up to
+    /// the lease) for its first grant, sets the resource's capacity to it,
+    /// and spawns the renewal task on the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// A [`FleetError::Setting`] naming `capacity` (unset, above 2²⁴ − 1,
+    /// or unlike the budget's in Redis), `lease` (zero), `refresh` (zero,
+    /// or not under a third of the lease), `floor` (above the capacity) or
+    /// `redis_url`; [`FleetError::Redis`] if Redis cannot be reached;
+    /// [`FleetError::NoGrant`] if no grant came within the lease.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes leaves at most a lease in
+    /// the ledger, which runs out; nothing is spawned until it completes.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), sidejob::fleet::FleetError> {
+    /// let resource = std::sync::Arc::new(sidejob::Resource::new(1));
+    /// let fleet = sidejob::fleet::Fleet::builder("redis://127.0.0.1:6379", "api")
+    ///     .capacity(64)
+    ///     .join(&resource)
+    ///     .await?;
+    /// # let _ = fleet; Ok(()) }
+    /// ```
+    pub async fn join(self, resource: &Arc<Resource>) -> Result<Fleet, FleetError> {
+        let capacity = self.checked()?;
+        Fleet::join(self, capacity, Arc::clone(resource)).await
+    }
+
+    /// The capacity, once every setting is checked.
+    fn checked(&self) -> Result<usize, FleetError> {
+        let capacity = self
+            .capacity
+            .ok_or_else(|| FleetError::invalid("capacity", "required"))?;
+        crate::admission::check_capacity(capacity)
+            .map_err(|_| FleetError::invalid("capacity", "must be at most 2^24 - 1"))?;
+        if self.lease.is_zero() {
+            return Err(FleetError::invalid("lease", "must be above zero"));
+        }
+        if self.refresh.is_zero() || self.refresh * 3 >= self.lease {
+            return Err(FleetError::invalid(
+                "refresh",
+                format!(
+                    "must be above zero and under a third of the lease ({:?}), was {:?}",
+                    self.lease, self.refresh
+                ),
+            ));
+        }
+        if self.floor > capacity {
+            return Err(FleetError::invalid(
+                "floor",
+                format!(
+                    "must be at most the capacity ({capacity}), was {}",
+                    self.floor
+                ),
+            ));
+        }
+        if self.budget.is_empty() {
+            return Err(FleetError::invalid("budget", "must not be empty"));
+        }
+        Ok(capacity)
+    }
+}

@@ -1,0 +1,307 @@
+//! One budget for a fleet of nodes: each node's [`Resource`] capacity is a
+//! grant leased from Redis, renewed every refresh, and admission stays
+//! in-process (feature `redis`).
+//!
+//! Every node of a budget joins with [`Fleet::builder`]. Each refresh a
+//! node's renewal task runs one Lua script on Redis (`renew.lua`): it
+//! reports what the node wants (see below) and what it may still hold, and
+//! gets a grant by a fair-share rule in the manner of Google Doorman's
+//! `FairShare`: a node wanting less than an equal share gets what it wants,
+//! and the rest is split among the others. The node sets its resource's
+//! capacity to the grant, so requests are admitted by the local
+//! [`Resource`] at its usual nanosecond cost: Redis sees one script per
+//! node per refresh, whatever the request rate.
+//!
+//! # What a node wants
+//!
+//! Sampled from the resource eight times a refresh: its peak usage since
+//! the last renewal; twice the larger of that peak and its grant if it
+//! refused a request since (it could have used more); its floor when idle;
+//! never more than the budget.
+//!
+//! # What it promises
+//!
+//! * The grants recorded in Redis sum to at most the capacity: a grant
+//!   never exceeds what the others' grants leave free, and never falls
+//!   below what its node may still hold (a node that must shrink admits up
+//!   to its new share at once and gives back the slots one renewal later,
+//!   once they are free).
+//! * A node never admits more than its grant: that is its resource's bound.
+//! * A node stops using a grant `lease − lease / 10` after it *sent* the
+//!   renewal that brought it, before the ledger frees it (the server's
+//!   clock at the script plus the lease), and falls to its floor.
+//! * A node that dies frees its grant within lease + refresh.
+//! * Redis restarted empty: for one lease the budget grants each node only
+//!   what it reports holding, so grants the ledger lost are never handed
+//!   out twice. A budget's very first lease is such a lease too: nodes get
+//!   their shares once it has passed.
+//!
+//! Not yet (issue #30 is open): a node paused (`SIGSTOP`) past its lease
+//! may admit on its stale grant for the moments between its resumption and
+//! its renewal task's next tick; `examples/fleet.rs` and the `sidejob_fleet_*`
+//! metrics.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use sidejob::{fleet::Fleet, Resource};
+//!
+//! // 500 queries at once across every node in front of one database.
+//! let database = Arc::new(Resource::new(1));
+//! let fleet = Fleet::builder("redis://127.0.0.1:6379", "orders-db")
+//!     .capacity(500)
+//!     .join(&database)
+//!     .await?;
+//! let _permit = database.try_acquire()?; // local, as ever
+//! println!("this node may hold {} of 500", fleet.grant());
+//! fleet.leave().await; // the grant goes back at once
+//! # Ok(()) }
+//! ```
+
+mod builder;
+mod demand;
+mod error;
+mod ledger;
+mod renewal;
+mod stats;
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub use builder::FleetBuilder;
+pub use error::FleetError;
+pub use stats::FleetStats;
+
+use ledger::{Ledger, Mode};
+use renewal::{Shared, State};
+
+use crate::Resource;
+
+/// A node's membership of a fleet's budget: its grant, renewed in the
+/// background. Made by [`FleetBuilder::join`].
+///
+/// Dropping it stops the renewals and lets the lease run out;
+/// [`leave`](Fleet::leave) gives the grant back at once.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), sidejob::fleet::FleetError> {
+/// let resource = std::sync::Arc::new(sidejob::Resource::new(1));
+/// let fleet = sidejob::fleet::Fleet::builder("redis://127.0.0.1:6379", "api")
+///     .capacity(64)
+///     .join(&resource)
+///     .await?;
+/// assert_eq!(fleet.grant(), resource.capacity());
+/// # Ok(()) }
+/// ```
+#[must_use = "dropping a Fleet stops renewing its grant"]
+#[derive(Debug)]
+pub struct Fleet {
+    shared: Arc<Shared>,
+    ledger: Ledger,
+    renewals: tokio::task::JoinHandle<()>,
+}
+
+impl Fleet {
+    /// Starts configuring a node of the budget `budget` kept in the Redis
+    /// at `redis_url`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = sidejob::fleet::Fleet::builder("redis://127.0.0.1:6379", "api");
+    /// # let _ = builder;
+    /// ```
+    pub fn builder(redis_url: &str, budget: &str) -> FleetBuilder {
+        FleetBuilder::new(redis_url, budget)
+    }
+
+    async fn join(
+        settings: FleetBuilder,
+        capacity: usize,
+        resource: Arc<Resource>,
+    ) -> Result<Fleet, FleetError> {
+        let node = settings.node.clone().unwrap_or_else(default_node);
+        let lease_ms = u64::try_from(settings.lease.as_millis()).unwrap_or(u64::MAX);
+        let began = Instant::now();
+        let connecting = Ledger::connect(&settings.url, &settings.budget, &node, lease_ms);
+        let mut ledger = tokio::time::timeout(settings.lease, connecting)
+            .await
+            .map_err(|_| FleetError::NoGrant)??;
+        // Until a grant comes, the node wants what its resource was built
+        // with, and holds what it has in flight.
+        let wants = resource.capacity().max(settings.floor).min(capacity);
+        let (answer, sent) = loop {
+            let sent = Instant::now();
+            let holding = resource.usage();
+            let answer = ledger.renew(Mode::Join, capacity, wants, holding).await?;
+            // Past a budget's first lease (or an empty restart's), a node
+            // gets its share; a full budget gives way within two refreshes.
+            if answer.target > 0 || began.elapsed() > settings.lease + settings.refresh {
+                break (answer, sent);
+            }
+            tokio::time::sleep(settings.refresh).await;
+        };
+        if answer.target == 0 && wants > 0 {
+            let _ = ledger.leave().await;
+            return Err(FleetError::NoGrant);
+        }
+        let shared = Arc::new(Shared {
+            resource,
+            grant: AtomicUsize::new(usize::MAX),
+            budget: AtomicUsize::new(capacity),
+            floor: settings.floor,
+            lease: settings.lease,
+            refresh: settings.refresh,
+            state: Mutex::new(State {
+                wants,
+                nodes: 0,
+                renewals: 0,
+                failed_renewals: 0,
+                renewed_at: Instant::now(),
+                deadline: Instant::now(),
+                at_floor: false,
+                learning: false,
+            }),
+            on_grant: Mutex::new(Vec::new()),
+        });
+        shared.apply(answer, sent, wants);
+        let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
+        Ok(Fleet {
+            shared,
+            ledger,
+            renewals,
+        })
+    }
+
+    /// The slots this node may hold now (its resource's capacity).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(fleet: &sidejob::fleet::Fleet) {
+    /// println!("grant: {}", fleet.grant());
+    /// # }
+    /// ```
+    pub fn grant(&self) -> usize {
+        self.shared.grant.load(Ordering::Relaxed)
+    }
+
+    /// The node's figures (see [`FleetStats`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(fleet: &sidejob::fleet::Fleet) {
+    /// let stats = fleet.stats();
+    /// assert!(stats.renewals >= 1);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> FleetStats {
+        self.shared.stats()
+    }
+
+    /// Calls `follow` with every new grant, on the renewal task, after the
+    /// resource's capacity changed: for another face to follow the grant
+    /// through its own resize (an `ObjectPool`'s `max_size`, a
+    /// `Supervisor`'s capacity). It is called once at once with the grant
+    /// now. A panic in it is caught.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(fleet: &sidejob::fleet::Fleet, supervisor: std::sync::Arc<sidejob::Supervisor>) {
+    /// fleet.on_grant(move |grant| {
+    ///     let _ = supervisor.set_capacity(grant);
+    /// });
+    /// # }
+    /// ```
+    pub fn on_grant(&self, follow: impl Fn(usize) + Send + Sync + 'static) {
+        follow(self.grant());
+        self.shared
+            .on_grant
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(follow));
+    }
+
+    /// Changes the budget's capacity for the whole fleet: each node follows
+    /// at its next renewal, within one refresh.
+    ///
+    /// # Errors
+    ///
+    /// A [`FleetError::Setting`] naming `capacity` above 2²⁴ − 1;
+    /// [`FleetError::Redis`] if Redis cannot be reached.
+    ///
+    /// # Cancel safety
+    ///
+    /// The script runs whole or not at all; dropped before its answer, the
+    /// capacity may or may not have changed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: &sidejob::fleet::Fleet) -> Result<(), sidejob::fleet::FleetError> {
+    /// fleet.set_capacity(400).await?; // the database was resized
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_capacity(&self, capacity: usize) -> Result<(), FleetError> {
+        crate::admission::check_capacity(capacity)
+            .map_err(|_| FleetError::invalid("capacity", "must be at most 2^24 - 1"))?;
+        let shared = &self.shared;
+        let wants = shared.state().wants;
+        let holding = shared.resource.capacity().max(shared.resource.usage());
+        let sent = Instant::now();
+        let mut ledger = self.ledger.clone();
+        let answer = ledger.renew(Mode::Resize, capacity, wants, holding).await?;
+        shared.apply(answer, sent, wants);
+        Ok(())
+    }
+
+    /// Leaves the budget: stops renewing and gives the grant back at once,
+    /// so the others' grants can grow at their next renewal. The resource
+    /// keeps its capacity; set it as you need.
+    ///
+    /// # Cancel safety
+    ///
+    /// The renewals stop at once; dropped before Redis answers, the grant
+    /// may stay until its lease runs out.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: sidejob::fleet::Fleet) {
+    /// fleet.leave().await;
+    /// # }
+    /// ```
+    pub async fn leave(mut self) {
+        self.renewals.abort();
+        let refresh = self.shared.refresh;
+        let _ = tokio::time::timeout(refresh, self.ledger.leave()).await;
+    }
+}
+
+impl Drop for Fleet {
+    /// Stops renewing; the lease runs out in Redis.
+    fn drop(&mut self) {
+        self.renewals.abort();
+    }
+}
+
+/// A node's default name: the host name, the process id and a random
+/// suffix.
+fn default_node() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "node".to_owned());
+    let suffix = RandomState::new().hash_one(Instant::now()) & 0xffff_ffff;
+    format!("{host}-{}-{suffix:08x}", std::process::id())
+}

@@ -1,0 +1,165 @@
+//! The renewal task: renews a node's lease every refresh, applies the
+//! grants, and falls to the floor when the lease runs out unrenewed.
+//!
+//! # The node's lease clock
+//!
+//! A grant is good until `sent + lease − margin`, where `sent` is when the
+//! renewal that brought it was *sent*: the ledger's expiry is the server's
+//! clock at the script plus the lease, which comes later, so the node
+//! stops using a grant before the ledger gives its slots to others, as
+//! long as the two clocks run at rates within the margin (a tenth of the
+//! lease).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::demand::Demand;
+use super::ledger::{Answer, Ledger, Mode};
+use super::FleetStats;
+use crate::Resource;
+
+/// A callback told every new grant.
+pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
+
+/// What the node's face and its renewal task share.
+pub(super) struct Shared {
+    pub(super) resource: Arc<Resource>,
+    pub(super) grant: AtomicUsize,
+    pub(super) budget: AtomicUsize,
+    pub(super) floor: usize,
+    pub(super) lease: Duration,
+    pub(super) refresh: Duration,
+    pub(super) state: Mutex<State>,
+    pub(super) on_grant: Mutex<Vec<OnGrant>>,
+}
+
+/// The figures behind [`FleetStats`].
+#[derive(Debug)]
+pub(super) struct State {
+    pub(super) wants: usize,
+    pub(super) nodes: usize,
+    pub(super) renewals: u64,
+    pub(super) failed_renewals: u64,
+    pub(super) renewed_at: Instant,
+    /// When the grant stops being good.
+    pub(super) deadline: Instant,
+    pub(super) at_floor: bool,
+    pub(super) learning: bool,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("grant", &self.grant)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long before the ledger's expiry a node stops using its grant.
+    fn margin(&self) -> Duration {
+        self.lease / 10
+    }
+
+    /// Records an answer to a renewal sent at `sent`, and admits up to its
+    /// target.
+    pub(super) fn apply(&self, answer: Answer, sent: Instant, wants: usize) {
+        {
+            let mut state = self.state();
+            state.wants = wants;
+            state.nodes = answer.nodes;
+            state.renewals += 1;
+            state.renewed_at = Instant::now();
+            state.deadline = sent + self.lease - self.margin();
+            state.at_floor = false;
+            state.learning = answer.learning;
+        }
+        self.budget.store(answer.capacity, Ordering::Relaxed);
+        self.set_grant(answer.target);
+    }
+
+    /// The lease ran out unrenewed: fall to the floor.
+    fn fall_to_floor(&self) {
+        self.state().at_floor = true;
+        self.set_grant(self.floor);
+    }
+
+    fn set_grant(&self, grant: usize) {
+        if self.grant.swap(grant, Ordering::Relaxed) == grant && self.resource.capacity() == grant {
+            return;
+        }
+        // Checked at join: the grant is at most the budget, at most 2^24 - 1.
+        let _ = self.resource.set_capacity(grant);
+        let callbacks = self.on_grant.lock().unwrap_or_else(PoisonError::into_inner);
+        for callback in callbacks.iter() {
+            // A panicking callback must not stop the renewals.
+            let _ = catch_unwind(AssertUnwindSafe(|| callback(grant)));
+        }
+    }
+
+    pub(super) fn stats(&self) -> FleetStats {
+        let state = self.state();
+        FleetStats {
+            grant: self.grant.load(Ordering::Relaxed),
+            wants: state.wants,
+            nodes: state.nodes,
+            renewals: state.renewals,
+            failed_renewals: state.failed_renewals,
+            since_renewal: state.renewed_at.elapsed(),
+            at_floor: state.at_floor,
+            learning: state.learning,
+        }
+    }
+}
+
+/// Renews every refresh until aborted (the `Fleet` dropped or left).
+pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
+    let mut demand = Demand::new(&shared.resource);
+    let mut samples = tokio::time::interval(shared.refresh / 8);
+    samples.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut next_renewal = Instant::now() + shared.refresh;
+    loop {
+        samples.tick().await;
+        demand.sample(&shared.resource);
+        let now = Instant::now();
+        if now < next_renewal {
+            let expired = {
+                let state = shared.state();
+                now >= state.deadline && !state.at_floor
+            };
+            if expired {
+                shared.fall_to_floor();
+            }
+            continue;
+        }
+        // A renewal every refresh, whether the last one got through or not:
+        // a fixed pace, so a Redis that is down sees one try per refresh.
+        next_renewal = now + shared.refresh;
+        let grant = shared.grant.load(Ordering::Relaxed);
+        let budget = shared.budget.load(Ordering::Relaxed);
+        let wants = demand.want(&shared.resource, grant, shared.floor, budget);
+        let holding = shared.resource.capacity().max(shared.resource.usage());
+        let sent = Instant::now();
+        let renewal = ledger.renew(Mode::Renew, budget, wants, holding);
+        match tokio::time::timeout(shared.refresh, renewal).await {
+            Ok(Ok(answer)) => shared.apply(answer, sent, wants),
+            Ok(Err(_)) | Err(_) => {
+                let expired = {
+                    let mut state = shared.state();
+                    state.failed_renewals += 1;
+                    Instant::now() >= state.deadline && !state.at_floor
+                };
+                if expired {
+                    shared.fall_to_floor();
+                }
+            }
+        }
+    }
+}
