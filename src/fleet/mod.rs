@@ -84,8 +84,10 @@ use crate::Resource;
 /// A node's membership of a fleet's budget: its grant, renewed in the
 /// background. Made by [`FleetBuilder::join`].
 ///
-/// Dropping it stops the renewals and lets the lease run out;
-/// [`leave`](Fleet::leave) gives the grant back at once.
+/// Dropping it stops the renewals, lowers the resource's capacity to the
+/// floor and lets the lease run out in Redis; [`leave`](Fleet::leave)
+/// gives the grant back as soon as the permits above the floor are
+/// released.
 ///
 /// # Examples
 ///
@@ -263,14 +265,16 @@ impl Fleet {
         Ok(())
     }
 
-    /// Leaves the budget: stops renewing and gives the grant back at once,
-    /// so the others' grants can grow at their next renewal. The resource
-    /// keeps its capacity; set it as you need.
+    /// Leaves the budget: stops renewing, lowers the resource's capacity to
+    /// the floor, waits (up to the lease) for the permits it holds above the
+    /// floor to be released, and gives the grant back, so the others'
+    /// grants can grow at their next renewal.
     ///
     /// # Cancel safety
     ///
-    /// The renewals stop at once; dropped before Redis answers, the grant
-    /// may stay until its lease runs out.
+    /// The renewals stop and the capacity falls at once; dropped before
+    /// Redis answers, the grant stays in the ledger until its lease runs
+    /// out.
     ///
     /// # Examples
     ///
@@ -281,15 +285,22 @@ impl Fleet {
     /// ```
     pub async fn leave(mut self) {
         self.renewals.abort();
-        let refresh = self.shared.refresh;
-        let _ = tokio::time::timeout(refresh, self.ledger.leave()).await;
+        let shared = &self.shared;
+        shared.stop_using();
+        let began = Instant::now();
+        while shared.resource.usage() > shared.floor && began.elapsed() < shared.lease {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let _ = tokio::time::timeout(shared.refresh, self.ledger.leave()).await;
     }
 }
 
 impl Drop for Fleet {
-    /// Stops renewing; the lease runs out in Redis.
+    /// Stops renewing and lowers the resource's capacity to the floor at
+    /// once (nothing would renew the grant); the lease runs out in Redis.
     fn drop(&mut self) {
         self.renewals.abort();
+        self.shared.stop_using();
     }
 }
 

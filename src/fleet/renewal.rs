@@ -91,6 +91,12 @@ impl Shared {
         self.set_grant(self.floor);
     }
 
+    /// The node stops renewing (the fleet left or dropped): its grant is
+    /// good no longer, so it falls to the floor at once.
+    pub(super) fn stop_using(&self) {
+        self.fall_to_floor();
+    }
+
     fn set_grant(&self, grant: usize) {
         if self.grant.swap(grant, Ordering::Relaxed) == grant && self.resource.capacity() == grant {
             return;

@@ -14,6 +14,8 @@ pub mod http;
 pub mod model_config;
 pub mod objects;
 pub mod panics;
+#[cfg(feature = "redis")]
+pub mod redis_server;
 pub mod serial;
 pub mod stress;
 pub mod workers;

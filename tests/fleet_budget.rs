@@ -1,0 +1,227 @@
+//! A fleet's budget leased from a real `redis-server` (#30): nodes get
+//! shares by demand, the ledger never grants more than the capacity and
+//! the nodes never hold more at once, a node that leaves or dies gives its
+//! share back, an empty restart regrants only what nodes hold, and bad
+//! settings are errors naming them. Each node is a `Resource` in this
+//! process with its own `Fleet`; the sleeps are leases and refreshes
+//! passing.
+#![cfg(feature = "redis")]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod support;
+use support::redis_server::{free_port, RedisServer};
+
+use sidejob::fleet::{Fleet, FleetError};
+use sidejob::Resource;
+
+const LEASE: Duration = Duration::from_millis(1500);
+const REFRESH: Duration = Duration::from_millis(300);
+
+async fn join(server: &RedisServer, budget: &str, node: &str, resource: &Arc<Resource>) -> Fleet {
+    Fleet::builder(&server.url(), budget)
+        .capacity(10)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .node(node)
+        .join(resource)
+        .await
+        .unwrap_or_else(|error| panic!("{node} joins: {error}"))
+}
+
+/// Load on a node: threads that hold permits for a while, again and again,
+/// counting in `in_flight` the permits held across every node.
+struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(
+        resource: &Arc<Resource>,
+        threads: usize,
+        in_flight: &Arc<AtomicUsize>,
+        most: &Arc<AtomicUsize>,
+    ) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let (resource, stop) = (Arc::clone(resource), Arc::clone(&stop));
+                let (in_flight, most) = (Arc::clone(in_flight), Arc::clone(most));
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        match resource.try_acquire() {
+                            Ok(permit) => {
+                                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                                most.fetch_max(now, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(5));
+                                in_flight.fetch_sub(1, Ordering::SeqCst);
+                                drop(permit);
+                            }
+                            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load { stop, threads }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+    }
+}
+
+fn ledger_total(server: &RedisServer, budget: &str) -> u64 {
+    server.grants(budget).iter().map(|(_, grant)| grant).sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_nodes_split_the_budget_and_never_hold_more_than_it() {
+    let server = RedisServer::start();
+    let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let fleet_a = join(&server, "split", "a", &a).await;
+    assert_eq!(
+        fleet_a.grant(),
+        10,
+        "a lone node gets the budget: {:?}",
+        fleet_a.stats()
+    );
+    let load_a = Load::start(&a, 12, &in_flight, &most);
+    let fleet_b = join(&server, "split", "b", &b).await;
+    let load_b = Load::start(&b, 12, &in_flight, &most);
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(3) {
+        assert!(ledger_total(&server, "split") <= 10);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (grant_a, grant_b) = (fleet_a.grant(), fleet_b.grant());
+    assert!(
+        (3..=7).contains(&grant_a) && (3..=7).contains(&grant_b),
+        "a {grant_a}, b {grant_b}"
+    );
+    assert_eq!(fleet_b.stats().nodes, 2);
+
+    // B leaves: A gets the whole budget within a few refreshes.
+    fleet_b.leave().await;
+    load_b.stop();
+    tokio::time::sleep(REFRESH * 4).await;
+    assert_eq!(fleet_a.grant(), 10, "{:?}", fleet_a.stats());
+    load_a.stop();
+    assert!(
+        most.load(Ordering::SeqCst) <= 10,
+        "{} held at once",
+        most.load(Ordering::SeqCst)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_stops_renewing_gives_its_share_back_within_lease_and_refresh() {
+    let server = RedisServer::start();
+    let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let fleet_a = join(&server, "dies", "a", &a).await;
+    let load_a = Load::start(&a, 12, &in_flight, &most);
+    let fleet_b = join(&server, "dies", "b", &b).await;
+    let load_b = Load::start(&b, 12, &in_flight, &most);
+    tokio::time::sleep(REFRESH * 6).await;
+    assert!(fleet_a.grant() < 10);
+    drop(fleet_b); // stops renewing: its lease runs out in Redis
+    let dropped = Instant::now();
+    while fleet_a.grant() < 10 {
+        assert!(
+            dropped.elapsed() < LEASE + REFRESH * 4,
+            "{:?}",
+            fleet_a.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    load_a.stop();
+    load_b.stop();
+    assert!(most.load(Ordering::SeqCst) <= 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_restart_regrants_only_what_nodes_hold_for_a_lease() {
+    let mut server = RedisServer::start();
+    let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let fleet_a = join(&server, "restart", "a", &a).await;
+    let load_a = Load::start(&a, 12, &in_flight, &most);
+    let fleet_b = join(&server, "restart", "b", &b).await;
+    let load_b = Load::start(&b, 12, &in_flight, &most);
+    tokio::time::sleep(REFRESH * 6).await;
+    server.restart_empty();
+    let restarted = Instant::now();
+    while restarted.elapsed() < LEASE + REFRESH * 4 {
+        assert!(ledger_total(&server, "restart") <= 10);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (grant_a, grant_b) = (fleet_a.grant(), fleet_b.grant());
+    assert!(
+        grant_a + grant_b <= 10 && grant_a > 0 && grant_b > 0,
+        "a {grant_a}, b {grant_b}"
+    );
+    load_a.stop();
+    load_b.stop();
+    assert!(most.load(Ordering::SeqCst) <= 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_settings_and_unreachable_redis_are_errors() {
+    let server = RedisServer::start();
+    let resource = Arc::new(Resource::new(4));
+    let _first = join(&server, "mismatch", "a", &resource).await;
+    let other = Arc::new(Resource::new(4));
+    let err = Fleet::builder(&server.url(), "mismatch")
+        .capacity(20)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .join(&other)
+        .await
+        .unwrap_err();
+    assert_eq!(err.setting(), Some("capacity"), "{err}");
+    assert!(err.to_string().contains("has 10"), "{err}");
+
+    let err = Fleet::builder("not a url", "x")
+        .capacity(4)
+        .join(&other)
+        .await
+        .unwrap_err();
+    assert_eq!(err.setting(), Some("redis_url"), "{err}");
+    let refresh = Fleet::builder(&server.url(), "x")
+        .capacity(4)
+        .lease(Duration::from_secs(3))
+        .refresh(Duration::from_secs(1))
+        .join(&other)
+        .await
+        .unwrap_err();
+    assert_eq!(refresh.setting(), Some("refresh"));
+    assert_eq!(
+        Fleet::builder(&server.url(), "x")
+            .join(&other)
+            .await
+            .unwrap_err()
+            .setting(),
+        Some("capacity")
+    );
+
+    let nobody = format!("redis://127.0.0.1:{}/", free_port());
+    let err = Fleet::builder(&nobody, "x")
+        .capacity(4)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .join(&other)
+        .await;
+    assert!(
+        matches!(err, Err(FleetError::Redis(_) | FleetError::NoGrant)),
+        "{err:?}"
+    );
+}
