@@ -1,0 +1,95 @@
+//! The fleet's allocator, the Lua script itself run by a real
+//! `redis-server` (#30): for random capacities and wants, with every node
+//! applying each answer as a busy node would (its next `holding` is what it
+//! was told to admit), the ledger never grants more than the capacity;
+//! once settled, a node wanting at most an equal share gets its want, no
+//! node that wants starves, and the shares stand still under steady wants.
+#![cfg(feature = "redis")]
+
+use proptest::prelude::*;
+
+mod support;
+use support::redis_server::RedisServer;
+
+const SCRIPT: &str = include_str!("../src/fleet/renew.lua");
+
+struct Answer {
+    grant: u64,
+    target: u64,
+}
+
+fn renew(
+    connection: &mut redis::Connection,
+    budget: &str,
+    node: usize,
+    capacity: u64,
+    want: u64,
+    holding: u64,
+) -> Answer {
+    let tag = format!("{{sidejob:fleet:{budget}}}");
+    let (status, grant, target, _, _, _): (String, u64, u64, u64, u64, u64) =
+        redis::Script::new(SCRIPT)
+            .key(format!("{tag}:meta"))
+            .key(format!("{tag}:grants"))
+            .key(format!("{tag}:wants"))
+            .key(format!("{tag}:expiry"))
+            .arg(format!("node-{node}"))
+            .arg(capacity)
+            .arg(60_000)
+            .arg(want)
+            .arg(holding)
+            .arg("renew")
+            .invoke(connection)
+            .expect("the script runs");
+    assert_eq!(status, "ok");
+    Answer { grant, target }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fair_share_holds_the_capacity_meets_small_wants_and_settles(
+        capacity in 1u64..200,
+        wants in proptest::collection::vec(0u64..300, 1..8),
+    ) {
+        let server = RedisServer::start();
+        let mut connection = server.connection();
+        let budget = "prop";
+        // Past the learning lease: a budget already running.
+        let _: () = redis::cmd("HSET")
+            .arg(format!("{{sidejob:fleet:{budget}}}:meta"))
+            .arg("capacity").arg(capacity)
+            .arg("learn_until").arg(0)
+            .query(&mut connection)
+            .unwrap();
+        let nodes = wants.len();
+        let mut holding = vec![0u64; nodes];
+        let mut grants = vec![0u64; nodes];
+        let mut rounds = Vec::new();
+        for _ in 0..6 {
+            let mut targets = vec![0u64; nodes];
+            for node in 0..nodes {
+                let answer = renew(&mut connection, budget, node, capacity, wants[node], holding[node]);
+                prop_assert!(answer.target <= answer.grant);
+                grants[node] = answer.grant;
+                prop_assert!(grants.iter().sum::<u64>() <= capacity, "grants {grants:?} past {capacity}");
+                targets[node] = answer.target;
+                holding[node] = answer.target; // a busy node admits up to its target
+            }
+            rounds.push(targets);
+        }
+        let last = rounds.last().unwrap();
+        prop_assert_eq!(&rounds[rounds.len() - 2], last, "shares still moving: {:?}", rounds);
+        let equal = capacity / nodes as u64;
+        for node in 0..nodes {
+            if wants[node] <= equal {
+                prop_assert_eq!(last[node], wants[node], "a small want unmet: {:?} of {}", last, capacity);
+            }
+            if wants[node] > 0 && equal > 0 {
+                prop_assert!(last[node] > 0, "node {} starves: {:?}", node, last);
+            }
+        }
+        prop_assert!(last.iter().sum::<u64>() <= capacity);
+    }
+}
