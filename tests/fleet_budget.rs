@@ -15,7 +15,7 @@ mod support;
 use support::redis_server::{free_port, RedisServer};
 
 use sidejob::fleet::{Fleet, FleetError};
-use sidejob::Resource;
+use sidejob::{FigureValue, Metered, Resource};
 
 const LEASE: Duration = Duration::from_millis(1500);
 const REFRESH: Duration = Duration::from_millis(300);
@@ -94,6 +94,20 @@ async fn busy_nodes_split_the_budget_and_never_hold_more_than_it() {
         "a lone node gets the budget: {:?}",
         fleet_a.stats()
     );
+    let snapshot = fleet_a.meter().snapshot();
+    let figure = |name: &str| {
+        snapshot
+            .figures
+            .iter()
+            .find(|figure| figure.name == name)
+            .unwrap_or_else(|| panic!("no figure {name}"))
+            .value
+    };
+    assert_eq!(figure("grant"), FigureValue::Gauge(10.0));
+    assert!(matches!(figure("lease_left_seconds"), FigureValue::Gauge(left) if left > 0.0));
+    assert!(matches!(figure("renewals"), FigureValue::Counter(n) if n >= 1));
+    let grant = snapshot.figures.iter().find(|f| f.name == "grant").unwrap();
+    assert_eq!(snapshot.metric_name(grant), "sidejob_fleet_grant");
     let load_a = Load::start(&a, 12, &in_flight, &most);
     let fleet_b = join(&server, "split", "b", &b).await;
     let load_b = Load::start(&b, 12, &in_flight, &most);

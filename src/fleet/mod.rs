@@ -64,6 +64,7 @@ mod builder;
 mod demand;
 mod error;
 mod ledger;
+mod meter;
 mod renewal;
 mod stats;
 
@@ -74,6 +75,7 @@ use std::time::Instant;
 
 pub use builder::FleetBuilder;
 pub use error::FleetError;
+pub use meter::FleetMeter;
 pub use stats::FleetStats;
 
 use ledger::{Ledger, Mode};
@@ -154,6 +156,7 @@ impl Fleet {
             return Err(FleetError::NoGrant);
         }
         let shared = Arc::new(Shared {
+            budget_name: settings.budget.clone(),
             resource,
             grant: AtomicUsize::new(usize::MAX),
             budget: AtomicUsize::new(capacity),
@@ -206,6 +209,25 @@ impl Fleet {
     /// ```
     pub fn stats(&self) -> FleetStats {
         self.shared.stats()
+    }
+
+    /// The node's figures for a metrics exporter: register the returned
+    /// handle with a [`metrics::Reporter`](crate::metrics::Reporter) or a
+    /// [`prometheus::Collector`](crate::prometheus::Collector) (features
+    /// `metrics`, `prometheus`). See [`FleetMeter`] for the names.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(fleet: &sidejob::fleet::Fleet) {
+    /// use sidejob::Metered;
+    /// let meter = fleet.meter();
+    /// let names: Vec<_> = meter.snapshot().figures.iter().map(|f| f.name).collect();
+    /// assert!(names.contains(&"grant"));
+    /// # }
+    /// ```
+    pub fn meter(&self) -> Arc<FleetMeter> {
+        Arc::new(FleetMeter::new(Arc::clone(&self.shared)))
     }
 
     /// Calls `follow` with every new grant, on the renewal task, after the

@@ -25,6 +25,8 @@ pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
 
 /// What the node's face and its renewal task share.
 pub(super) struct Shared {
+    /// The budget's name: the `name` label of the node's metrics.
+    pub(super) budget_name: String,
     pub(super) resource: Arc<Resource>,
     pub(super) grant: AtomicUsize,
     pub(super) budget: AtomicUsize,
@@ -108,6 +110,13 @@ impl Shared {
             // A panicking callback must not stop the renewals.
             let _ = catch_unwind(AssertUnwindSafe(|| callback(grant)));
         }
+    }
+
+    /// How long the grant stays good without a renewal.
+    pub(super) fn lease_left(&self) -> Duration {
+        self.state()
+            .deadline
+            .saturating_duration_since(Instant::now())
     }
 
     pub(super) fn stats(&self) -> FleetStats {
