@@ -28,6 +28,7 @@
 //! ```text
 //! cargo run --release --example adaptive
 //! cargo run --release --example adaptive -- --svg docs/img/adaptive.svg
+//! ADAPTIVE_TRACE=1 cargo run --release --example adaptive -- --only vegas  # each limit traced to stderr
 //! ```
 
 use std::fmt::Write as _;

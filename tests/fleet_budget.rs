@@ -12,24 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
-use support::redis_server::{free_port, RedisServer};
+use support::redis_server::{free_port, join, RedisServer, LEASE, REFRESH};
 
 use sidejob::fleet::{Fleet, FleetError};
 use sidejob::{FigureValue, Metered, Resource};
-
-const LEASE: Duration = Duration::from_millis(1500);
-const REFRESH: Duration = Duration::from_millis(300);
-
-async fn join(server: &RedisServer, budget: &str, node: &str, resource: &Arc<Resource>) -> Fleet {
-    Fleet::builder(&server.url(), budget)
-        .capacity(10)
-        .lease(LEASE)
-        .refresh(REFRESH)
-        .node(node)
-        .join(resource)
-        .await
-        .unwrap_or_else(|error| panic!("{node} joins: {error}"))
-}
 
 /// Load on a node: threads that hold permits for a while, again and again,
 /// counting in `in_flight` the permits held across every node.
@@ -87,7 +73,7 @@ async fn busy_nodes_split_the_budget_and_never_hold_more_than_it() {
     let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
     let in_flight = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));
-    let fleet_a = join(&server, "split", "a", &a).await;
+    let fleet_a = join(&server, "split", 10, "a", &a).await;
     assert_eq!(
         fleet_a.grant(),
         10,
@@ -109,7 +95,7 @@ async fn busy_nodes_split_the_budget_and_never_hold_more_than_it() {
     let grant = snapshot.figures.iter().find(|f| f.name == "grant").unwrap();
     assert_eq!(snapshot.metric_name(grant), "sidejob_fleet_grant");
     let load_a = Load::start(&a, 12, &in_flight, &most);
-    let fleet_b = join(&server, "split", "b", &b).await;
+    let fleet_b = join(&server, "split", 10, "b", &b).await;
     let load_b = Load::start(&b, 12, &in_flight, &most);
     let began = Instant::now();
     while began.elapsed() < Duration::from_secs(3) {
@@ -141,9 +127,9 @@ async fn a_node_that_stops_renewing_gives_its_share_back_within_lease_and_refres
     let server = RedisServer::start();
     let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
     let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let fleet_a = join(&server, "dies", "a", &a).await;
+    let fleet_a = join(&server, "dies", 10, "a", &a).await;
     let load_a = Load::start(&a, 12, &in_flight, &most);
-    let fleet_b = join(&server, "dies", "b", &b).await;
+    let fleet_b = join(&server, "dies", 10, "b", &b).await;
     let load_b = Load::start(&b, 12, &in_flight, &most);
     tokio::time::sleep(REFRESH * 6).await;
     assert!(fleet_a.grant() < 10);
@@ -167,9 +153,9 @@ async fn an_empty_restart_regrants_only_what_nodes_hold_for_a_lease() {
     let mut server = RedisServer::start();
     let (a, b) = (Arc::new(Resource::new(10)), Arc::new(Resource::new(10)));
     let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let fleet_a = join(&server, "restart", "a", &a).await;
+    let fleet_a = join(&server, "restart", 10, "a", &a).await;
     let load_a = Load::start(&a, 12, &in_flight, &most);
-    let fleet_b = join(&server, "restart", "b", &b).await;
+    let fleet_b = join(&server, "restart", 10, "b", &b).await;
     let load_b = Load::start(&b, 12, &in_flight, &most);
     tokio::time::sleep(REFRESH * 6).await;
     server.restart_empty();
@@ -192,7 +178,7 @@ async fn an_empty_restart_regrants_only_what_nodes_hold_for_a_lease() {
 async fn bad_settings_and_unreachable_redis_are_errors() {
     let server = RedisServer::start();
     let resource = Arc::new(Resource::new(4));
-    let _first = join(&server, "mismatch", "a", &resource).await;
+    let _first = join(&server, "mismatch", 10, "a", &resource).await;
     let other = Arc::new(Resource::new(4));
     let err = Fleet::builder(&server.url(), "mismatch")
         .capacity(20)

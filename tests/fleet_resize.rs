@@ -7,27 +7,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 mod support;
-use support::redis_server::RedisServer;
+use support::redis_server::{join, RedisServer, REFRESH};
 
-use sidejob::fleet::Fleet;
 use sidejob::Resource;
-
-const LEASE: Duration = Duration::from_millis(1500);
-const REFRESH: Duration = Duration::from_millis(300);
-
-async fn join(server: &RedisServer, node: &str, resource: &Arc<Resource>) -> Fleet {
-    Fleet::builder(&server.url(), "resize")
-        .capacity(12)
-        .lease(LEASE)
-        .refresh(REFRESH)
-        .node(node)
-        .join(resource)
-        .await
-        .unwrap_or_else(|error| panic!("{node} joins: {error}"))
-}
 
 /// Holds every permit it can get, as a busy node would.
 fn hold_all(resource: &Resource) -> Vec<sidejob::Permit<'_>> {
@@ -38,8 +23,8 @@ fn hold_all(resource: &Resource) -> Vec<sidejob::Permit<'_>> {
 async fn a_lowered_capacity_holds_across_the_fleet_within_a_few_refreshes() {
     let server = RedisServer::start();
     let (a, b) = (Arc::new(Resource::new(12)), Arc::new(Resource::new(12)));
-    let fleet_a = join(&server, "a", &a).await;
-    let fleet_b = join(&server, "b", &b).await;
+    let fleet_a = join(&server, "resize", 12, "a", &a).await;
+    let fleet_b = join(&server, "resize", 12, "b", &b).await;
     let followed = Arc::new(AtomicUsize::new(usize::MAX));
     let seen = Arc::clone(&followed);
     fleet_b.on_grant(move |grant| seen.store(grant, Ordering::SeqCst));

@@ -308,7 +308,7 @@ impl Fleet {
     pub async fn leave(mut self) {
         self.renewals.abort();
         let shared = &self.shared;
-        shared.stop_using();
+        shared.fall_to_floor();
         let began = Instant::now();
         while shared.resource.usage() > shared.floor && began.elapsed() < shared.lease {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -322,7 +322,7 @@ impl Drop for Fleet {
     /// once (nothing would renew the grant); the lease runs out in Redis.
     fn drop(&mut self) {
         self.renewals.abort();
-        self.shared.stop_using();
+        self.shared.fall_to_floor();
     }
 }
 

@@ -87,16 +87,12 @@ impl Shared {
         self.set_grant(answer.target);
     }
 
-    /// The lease ran out unrenewed: fall to the floor.
-    fn fall_to_floor(&self) {
+    /// The lease ran out unrenewed, or the node stopped renewing (the
+    /// fleet left or dropped): its grant is good no longer, so it falls to
+    /// the floor at once.
+    pub(super) fn fall_to_floor(&self) {
         self.state().at_floor = true;
         self.set_grant(self.floor);
-    }
-
-    /// The node stops renewing (the fleet left or dropped): its grant is
-    /// good no longer, so it falls to the floor at once.
-    pub(super) fn stop_using(&self) {
-        self.fall_to_floor();
     }
 
     fn set_grant(&self, grant: usize) {

@@ -85,6 +85,30 @@ impl Drop for RedisServer {
     }
 }
 
+/// The lease and refresh of the fleet tests' nodes: short, so that leases
+/// run out within a test, and wide enough for a loaded CI machine.
+pub const LEASE: Duration = Duration::from_millis(1500);
+pub const REFRESH: Duration = Duration::from_millis(300);
+
+/// Joins node `node` with `resource` to budget `budget` of `capacity` on
+/// `server`, with the tests' lease and refresh.
+pub async fn join(
+    server: &RedisServer,
+    budget: &str,
+    capacity: usize,
+    node: &str,
+    resource: &std::sync::Arc<sidejob::Resource>,
+) -> sidejob::fleet::Fleet {
+    sidejob::fleet::Fleet::builder(&server.url(), budget)
+        .capacity(capacity)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .node(node)
+        .join(resource)
+        .await
+        .unwrap_or_else(|error| panic!("{node} joins: {error}"))
+}
+
 /// A port nothing listens on now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
