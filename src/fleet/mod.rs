@@ -143,7 +143,12 @@ impl Fleet {
         let (answer, sent) = loop {
             let sent = Instant::now();
             let holding = resource.usage();
-            let answer = ledger.renew(Mode::Join, capacity, wants, holding).await?;
+            // A Redis that stopped answering (paused, partitioned) must not
+            // hold the join past its lease.
+            let renewal = ledger.renew(Mode::Join, capacity, wants, holding);
+            let answer = tokio::time::timeout(settings.lease, renewal)
+                .await
+                .map_err(|_| FleetError::NoGrant)??;
             // Past a budget's first lease (or an empty restart's), a node
             // gets its share; a full budget gives way within two refreshes.
             if answer.target > 0 || began.elapsed() > settings.lease + settings.refresh {
