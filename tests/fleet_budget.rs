@@ -213,6 +213,20 @@ async fn bad_settings_and_unreachable_redis_are_errors() {
         Some("capacity")
     );
 
+    let adaptive = Arc::new(
+        Resource::builder()
+            .capacity(4)
+            .adaptive(sidejob::adaptive::Adaptive::vegas())
+            .build()
+            .unwrap(),
+    );
+    let err = Fleet::builder(&server.url(), "x")
+        .capacity(4)
+        .join(&adaptive)
+        .await
+        .unwrap_err();
+    assert_eq!(err.setting(), Some("resource"), "{err}");
+
     let nobody = format!("redis://127.0.0.1:{}/", free_port());
     let err = Fleet::builder(&nobody, "x")
         .capacity(4)

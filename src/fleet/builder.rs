@@ -132,8 +132,9 @@ impl FleetBuilder {
     ///
     /// A [`FleetError::Setting`] naming `capacity` (unset, above 2²⁴ − 1,
     /// or unlike the budget's in Redis), `lease` (zero), `refresh` (zero,
-    /// or not under a third of the lease), `floor` (above the capacity) or
-    /// `redis_url`; [`FleetError::Redis`] if Redis cannot be reached;
+    /// or not under a third of the lease), `floor` (above the capacity),
+    /// `redis_url`, or `resource` (an adaptive one: it sets its own
+    /// capacity); [`FleetError::Redis`] if Redis cannot be reached;
     /// [`FleetError::NoGrant`] if no grant came within the lease.
     ///
     /// # Panics

@@ -29,17 +29,21 @@
 //! * A node never admits more than its grant: that is its resource's bound.
 //! * A node stops using a grant `lease − lease / 10` after it *sent* the
 //!   renewal that brought it, before the ledger frees it (the server's
-//!   clock at the script plus the lease), and falls to its floor.
+//!   clock at the script plus the lease), and falls to its floor. The
+//!   deadline is checked by the resource's own acquires
+//!   ([`Resource::set_capacity_until`]), not only by the renewal task: a
+//!   node stopped (`SIGSTOP`, a VM pause) past its lease admits nothing on
+//!   its stale grant when it resumes.
 //! * A node that dies frees its grant within lease + refresh.
 //! * Redis restarted empty: for one lease the budget grants each node only
 //!   what it reports holding, so grants the ledger lost are never handed
 //!   out twice. A budget's very first lease is such a lease too: nodes get
 //!   their shares once it has passed.
 //!
-//! Not yet (issue #30 is open): a node paused (`SIGSTOP`) past its lease
-//! may admit on its stale grant for the moments between its resumption and
-//! its renewal task's next tick; `examples/fleet.rs` and the `sidejob_fleet_*`
-//! metrics.
+//! These hold while no node stalls past its lease *between* an acquire
+//! and the request reaching the guarded service, clocks run at rates
+//! within a tenth of each other, and Redis keeps what it acknowledged
+//! (`docs/design.md` says which failovers break that).
 //!
 //! # Examples
 //!
@@ -130,6 +134,12 @@ impl Fleet {
         capacity: usize,
         resource: Arc<Resource>,
     ) -> Result<Fleet, FleetError> {
+        if resource.adaptive_stats().is_some() {
+            return Err(FleetError::invalid(
+                "resource",
+                "an adaptive resource sets its own capacity; join with a plain one",
+            ));
+        }
         let node = settings.node.clone().unwrap_or_else(default_node);
         let lease_ms = u64::try_from(settings.lease.as_millis()).unwrap_or(u64::MAX);
         let began = Instant::now();

@@ -71,20 +71,28 @@ impl Shared {
     }
 
     /// Records an answer to a renewal sent at `sent`, and admits up to its
-    /// target.
+    /// target until the lease runs out: past `sent + lease − margin`, the
+    /// resource's own acquires lower it to the floor (see
+    /// [`Resource::set_capacity_until`]), even before this task runs again.
     pub(super) fn apply(&self, answer: Answer, sent: Instant, wants: usize) {
+        let deadline = sent + self.lease - self.margin();
         {
             let mut state = self.state();
             state.wants = wants;
             state.nodes = answer.nodes;
             state.renewals += 1;
             state.renewed_at = Instant::now();
-            state.deadline = sent + self.lease - self.margin();
+            state.deadline = deadline;
             state.at_floor = false;
             state.learning = answer.learning;
         }
         self.budget.store(answer.capacity, Ordering::Relaxed);
-        self.set_grant(answer.target);
+        // Checked at join: the grant and the floor are at most the budget,
+        // at most 2^24 - 1.
+        let _ = self
+            .resource
+            .set_capacity_until(answer.target, deadline, self.floor);
+        self.tell(answer.target);
     }
 
     /// The lease ran out unrenewed, or the node stopped renewing (the
@@ -92,15 +100,15 @@ impl Shared {
     /// the floor at once.
     pub(super) fn fall_to_floor(&self) {
         self.state().at_floor = true;
-        self.set_grant(self.floor);
+        let _ = self.resource.set_capacity(self.floor);
+        self.tell(self.floor);
     }
 
-    fn set_grant(&self, grant: usize) {
-        if self.grant.swap(grant, Ordering::Relaxed) == grant && self.resource.capacity() == grant {
+    /// Records `grant` and tells the callbacks, if it changed.
+    fn tell(&self, grant: usize) {
+        if self.grant.swap(grant, Ordering::Relaxed) == grant {
             return;
         }
-        // Checked at join: the grant is at most the budget, at most 2^24 - 1.
-        let _ = self.resource.set_capacity(grant);
         let callbacks = self.on_grant.lock().unwrap_or_else(PoisonError::into_inner);
         for callback in callbacks.iter() {
             // A panicking callback must not stop the renewals.

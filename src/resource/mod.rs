@@ -7,6 +7,7 @@
 
 mod anchor;
 mod builder;
+mod expiry;
 mod metered;
 mod permit;
 mod stats;
@@ -20,6 +21,7 @@ use crate::error::{BuildError, Overload};
 use crate::rates::{RateStats, Rates, Sample};
 
 use anchor::{anchors, AnchorRef};
+use expiry::Expiry;
 
 pub use builder::ResourceBuilder;
 pub use permit::{OwnedPermit, Permit};
@@ -62,6 +64,9 @@ pub struct Resource {
     governor: Option<Arc<Governor>>,
     /// One per shard, for owned permits (see `anchor.rs`).
     anchors: Box<[AnchorRef]>,
+    /// When the capacity stops being good, if it is leased (see
+    /// [`set_capacity_until`](Resource::set_capacity_until)).
+    expiry: Expiry,
     name: String,
 }
 
@@ -190,6 +195,7 @@ impl Resource {
     /// an adaptive limit samples it.
     #[inline]
     fn acquire(&self, start: usize, priority: Priority) -> Result<Permit<'_>, Overload> {
+        self.check_expiry();
         let (shard, grant) = self.counter.admit_numbered(start, priority)?;
         Ok(Permit::new(
             self,
@@ -294,12 +300,21 @@ impl Resource {
     /// anchored there.
     #[inline]
     fn acquire_owned(&self, start: usize, priority: Priority) -> Result<OwnedPermit, Overload> {
+        self.check_expiry();
         let (shard, grant) = self.counter.admit_numbered(start, priority)?;
         Ok(OwnedPermit::new(
             anchor::reference(&self.anchors[start]),
             shard,
             started(self.governor.as_deref(), grant),
         ))
+    }
+
+    /// Lowers the capacity to its fallback if it is past its deadline.
+    #[inline]
+    fn check_expiry(&self) {
+        if self.expiry.passed() {
+            self.expiry.expire(&self.counter);
+        }
     }
 
     /// A resource over `counter`, adapting its capacity if `adaptive`.
@@ -317,6 +332,7 @@ impl Resource {
             counter,
             governor,
             anchors,
+            expiry: Expiry::new(Governor::clock()),
             rates,
             name,
         }
@@ -457,7 +473,50 @@ impl Resource {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
-        self.counter.set_capacity(capacity)
+        self.expiry.disarm(&self.counter, capacity)
+    }
+
+    /// Sets the capacity to `capacity` until `until`, and to `fallback`
+    /// from then on: a capacity leased from elsewhere, good only until its
+    /// lease ends (a [`fleet`](crate::fleet) grant is one). A later
+    /// `set_capacity` or `set_capacity_until` replaces it.
+    ///
+    /// Every acquire checks the deadline before it admits (a read of the
+    /// time-stamp counter, a few ns), and the first one past it lowers the
+    /// capacity to `fallback`: a process stopped past the deadline
+    /// (`SIGSTOP`, a VM pause) admits nothing on the stale capacity when it
+    /// resumes, whichever thread runs first. As with
+    /// [`set_capacity`](Resource::set_capacity), permits held at the
+    /// deadline are not revoked. A thread stopped between its check and
+    /// its admission admits once on resuming.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming `capacity` if `capacity` or `fallback` is
+    /// above 2²⁴ − 1 = 16,777,215; nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let resource = sidejob::Resource::builder().capacity(1).shards(1).build()?;
+    /// let lease = Instant::now() + Duration::from_millis(20);
+    /// resource.set_capacity_until(8, lease, 1)?;
+    /// assert_eq!(resource.capacity(), 8);
+    /// std::thread::sleep(Duration::from_millis(40));
+    /// let _permit = resource.try_acquire()?; // the first acquire past the lease lowers it
+    /// assert_eq!(resource.capacity(), 1);
+    /// assert!(resource.try_acquire().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_capacity_until(
+        &self,
+        capacity: usize,
+        until: std::time::Instant,
+        fallback: usize,
+    ) -> Result<(), BuildError> {
+        self.expiry.arm(&self.counter, capacity, until, fallback)
     }
 
     /// A snapshot of the resource's counters.

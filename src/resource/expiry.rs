@@ -1,0 +1,137 @@
+//! [`Expiry`]: a capacity good until a deadline, checked by every acquire.
+//!
+//! A capacity leased from elsewhere (a fleet's budget in Redis) is good
+//! only until its lease ends. A timer that lowers it then is not enough: a
+//! process stopped (`SIGSTOP`, a long GC-like stall, a VM pause) past the
+//! deadline resumes every thread at once, and the request threads would
+//! admit on the stale capacity before the timer's thread ran. So an acquire
+//! of a resource with a deadline reads the clock first, and the first one
+//! past the deadline lowers the capacity to its fallback itself.
+//!
+//! A resource without a deadline pays one load of a read-mostly word and a
+//! branch; one with a deadline, a read of the time-stamp counter as well.
+//!
+//! What it cannot do: a thread that passed the check, then was stopped
+//! before its CAS, admits once on resuming; and a permit admitted before
+//! the deadline stays held after it (nothing is revoked).
+//!
+//! # Orderings
+//!
+//! The deadline is stored with `Release` after the capacity it guards was
+//! set, and loaded with `Acquire`, so a thread that sees a deadline sees
+//! the capacity set with it. Arming and expiring are serialised by a lock
+//! that acquires never take, except the first acquire past a deadline.
+
+use std::time::Instant;
+
+use quanta::Clock;
+
+use crate::admission::ShardedCounter;
+use crate::error::BuildError;
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
+
+/// The deadline of a resource's capacity, if it has one.
+pub(super) struct Expiry {
+    /// Nanoseconds from `origin` on `clock` at which the capacity stops
+    /// being good; [`NONE`] when it is good for ever.
+    deadline: AtomicU64,
+    /// The capacity from the deadline on.
+    fallback: AtomicUsize,
+    clock: Clock,
+    /// The clock's raw reading when the expiry was made.
+    origin: u64,
+    /// Serialises arming, disarming and expiring.
+    lock: Mutex<()>,
+}
+
+/// A deadline that never comes.
+const NONE: u64 = 0;
+
+impl Expiry {
+    /// An expiry with no deadline, reading `clock`.
+    pub(super) fn new(clock: Clock) -> Expiry {
+        let origin = clock.raw();
+        Expiry {
+            deadline: AtomicU64::new(NONE),
+            fallback: AtomicUsize::new(0),
+            clock,
+            origin,
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Whether the capacity is past its deadline. One load when there is
+    /// none.
+    #[inline]
+    pub(super) fn passed(&self) -> bool {
+        // Acquire: pairs with `arm`'s Release (see the module's orderings).
+        let deadline = self.deadline.load(Ordering::Acquire);
+        deadline != NONE && self.now() >= deadline
+    }
+
+    /// Nanoseconds since `origin`, at least 1.
+    #[inline]
+    fn now(&self) -> u64 {
+        self.clock
+            .delta_as_nanos(self.origin, self.clock.raw())
+            .max(1)
+    }
+
+    /// Past the deadline: lowers `counter`'s capacity to the fallback, once.
+    #[cold]
+    pub(super) fn expire(&self, counter: &ShardedCounter) {
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have expired it, or a renewal armed it again.
+        if self.passed() {
+            // The fallback was checked when it was armed.
+            let _ = counter.set_capacity(self.fallback.load(Ordering::Relaxed));
+            self.deadline.store(NONE, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets `counter`'s capacity to `capacity` until `until`, and to
+    /// `fallback` from then on.
+    pub(super) fn arm(
+        &self,
+        counter: &ShardedCounter,
+        capacity: usize,
+        until: Instant,
+        fallback: usize,
+    ) -> Result<(), BuildError> {
+        crate::admission::check_capacity(fallback)?;
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let left = until.saturating_duration_since(Instant::now());
+        let left = u64::try_from(left.as_nanos()).unwrap_or(u64::MAX / 2);
+        if left == 0 {
+            self.deadline.store(NONE, Ordering::Relaxed);
+            return counter.set_capacity(fallback);
+        }
+        counter.set_capacity(capacity)?;
+        self.fallback.store(fallback, Ordering::Relaxed);
+        // Release: the capacity above is set before any thread sees this
+        // deadline.
+        self.deadline
+            .store(self.now().saturating_add(left), Ordering::Release);
+        Ok(())
+    }
+
+    /// Sets `counter`'s capacity to `capacity` for good: no deadline.
+    pub(super) fn disarm(
+        &self,
+        counter: &ShardedCounter,
+        capacity: usize,
+    ) -> Result<(), BuildError> {
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        counter.set_capacity(capacity)?;
+        self.deadline.store(NONE, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Expiry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expiry")
+            .field("deadline", &self.deadline.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
