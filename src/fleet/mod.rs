@@ -14,10 +14,13 @@
 //!
 //! # What a node wants
 //!
-//! Sampled from the resource eight times a refresh: its peak usage since
-//! the last renewal; twice the larger of that peak and its grant if it
-//! refused a request since (it could have used more); its floor when idle;
-//! never more than the budget.
+//! Sampled from the resource eight times a refresh: the peak of its usage
+//! over the last half refresh; the whole budget if it refused a request
+//! since its last renewal (it could have used more, and the fair share
+//! gives it at most an equal share of what the others leave); its floor
+//! when idle. Just before a renewal, a node that wants less than its
+//! grant lowers its capacity to what it wants, so the slots it no longer
+//! uses go back to the ledger with that very renewal.
 //!
 //! # What it promises
 //!

@@ -104,6 +104,23 @@ impl Shared {
         self.tell(self.floor);
     }
 
+    /// Before a renewal: a node wanting less than its grant lowers its
+    /// capacity to what it wants (its lease unchanged), so the renewal
+    /// reports it holds no more and the ledger frees the rest at once,
+    /// rather than one renewal later.
+    fn give_back(&self, wants: usize) {
+        let grant = self.grant.load(Ordering::Relaxed);
+        let state = self.state();
+        if wants >= grant || state.at_floor {
+            return;
+        }
+        let _ = self
+            .resource
+            .set_capacity_until(wants, state.deadline, self.floor);
+        drop(state);
+        self.tell(wants);
+    }
+
     /// Records `grant` and tells the callbacks, if it changed.
     fn tell(&self, grant: usize) {
         if self.grant.swap(grant, Ordering::Relaxed) == grant {
@@ -161,9 +178,9 @@ pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
         // A renewal every refresh, whether the last one got through or not:
         // a fixed pace, so a Redis that is down sees one try per refresh.
         next_renewal = now + shared.refresh;
-        let grant = shared.grant.load(Ordering::Relaxed);
         let budget = shared.budget.load(Ordering::Relaxed);
-        let wants = demand.want(&shared.resource, grant, shared.floor, budget);
+        let wants = demand.want(&shared.resource, shared.floor, budget);
+        shared.give_back(wants);
         let holding = shared.resource.capacity().max(shared.resource.usage());
         let sent = Instant::now();
         let renewal = ledger.renew(Mode::Renew, budget, wants, holding);
