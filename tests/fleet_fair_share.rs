@@ -33,6 +33,7 @@ fn renew(
             .key(format!("{tag}:grants"))
             .key(format!("{tag}:wants"))
             .key(format!("{tag}:expiry"))
+            .key(format!("{tag}:learned"))
             .arg(format!("node-{node}"))
             .arg(capacity)
             .arg(60_000)

@@ -49,7 +49,7 @@ impl Mode {
 pub(super) struct Ledger {
     connection: ConnectionManager,
     script: Script,
-    keys: [String; 4],
+    keys: [String; 5],
     node: String,
     lease_ms: u64,
 }
@@ -80,7 +80,7 @@ impl Ledger {
         Ok(Ledger {
             connection,
             script: Script::new(include_str!("renew.lua")),
-            keys: ["meta", "grants", "wants", "expiry"].map(|key| format!("{tag}:{key}")),
+            keys: ["meta", "grants", "wants", "expiry", "learned"].map(|key| format!("{tag}:{key}")),
             node: node.to_owned(),
             lease_ms,
         })

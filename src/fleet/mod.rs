@@ -14,11 +14,10 @@
 //!
 //! # What a node wants
 //!
-//! Sampled from the resource eight times a refresh: the peak of its usage
-//! over the last half refresh; the whole budget if it refused a request
-//! since its last renewal (it could have used more, and the fair share
-//! gives it at most an equal share of what the others leave); its floor
-//! when idle. Just before a renewal, a node that wants less than its
+//! Sampled from the resource eight times a refresh, over the last half
+//! refresh: the peak of its usage; if it refused requests, the load it was
+//! offered by Little's law (what it held times the requests offered over
+//! those admitted); its floor when idle; never more than the budget. Just before a renewal, a node that wants less than its
 //! grant lowers its capacity to what it wants, so the slots it no longer
 //! uses go back to the ledger with that very renewal.
 //!

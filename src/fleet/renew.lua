@@ -5,6 +5,8 @@
 --   2 grants  hash: node -> slots the ledger gives it
 --   3 wants   hash: node -> slots it wants
 --   4 expiry  hash: node -> when its lease ends (ms, server clock)
+--   5 learned hash: node -> what it held when it first renewed in a
+--             learning lease
 -- ARGV:
 --   1 node, 2 capacity, 3 lease (ms), 4 want,
 --   5 holding: the most the node may have in flight until it applies this
@@ -14,7 +16,7 @@
 --     capacity becomes ARGV 2) or "leave".
 -- Returns {status, grant, target, nodes, learning, capacity}: status "ok",
 -- "left", or "capacity" (joining a budget that has another capacity).
-local meta, grants, wants, expiry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local meta, grants, wants, expiry, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local node = ARGV[1]
 local capacity = tonumber(ARGV[2])
 local lease = tonumber(ARGV[3])
@@ -100,10 +102,21 @@ local available = math.max(capacity - others, 0)
 local learning = 0
 local grant
 if now < learn_until then
+  -- Learning: the nodes that have not renewed since the ledger was lost
+  -- may hold what it does not show, at most the capacity less what the
+  -- others held when they first renewed (all grants summed to at most the
+  -- capacity then). So the known nodes share what they held at first: a
+  -- node grows only into slots another known node gave back.
   learning = 1
-  grant = math.min(holding, available)
+  redis.call('HSETNX', learned, node, holding)
+  local known = 0
+  for _, held in ipairs(redis.call('HVALS', learned)) do
+    known = known + tonumber(held)
+  end
+  grant = math.min(math.max(holding, target), math.max(known - others, 0))
   target = math.min(target, grant)
 else
+  redis.call('DEL', learned)
   grant = math.min(math.max(holding, target), available)
 end
 redis.call('HSET', grants, node, grant)

@@ -179,7 +179,8 @@ pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
         // a fixed pace, so a Redis that is down sees one try per refresh.
         next_renewal = now + shared.refresh;
         let budget = shared.budget.load(Ordering::Relaxed);
-        let wants = demand.want(&shared.resource, shared.floor, budget);
+        let grant = shared.grant.load(Ordering::Relaxed);
+        let wants = demand.want(&shared.resource, grant, shared.floor, budget);
         shared.give_back(wants);
         let holding = shared.resource.capacity().max(shared.resource.usage());
         let sent = Instant::now();

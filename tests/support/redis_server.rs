@@ -49,6 +49,11 @@ impl RedisServer {
         }
     }
 
+    /// The server's process id, to signal it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }

@@ -1,0 +1,752 @@
+//! One budget for a fleet of node processes, leased from a real
+//! `redis-server`, proven against a downstream that counts what it serves
+//! at once (feature `redis`).
+//!
+//! ```text
+//! cargo run --release --example fleet --features redis
+//! ```
+//!
+//! The driver (this process with no arguments) starts:
+//!
+//! * `redis-server` on a free port of 127.0.0.1, without persistence;
+//! * a **downstream** process (`fleet downstream`): a TCP server on
+//!   127.0.0.1 that serves each request for a fixed time and counts the
+//!   requests it is serving at once: the oracle, which records its maximum;
+//! * **nodes** (`fleet node ...`), each a process with a [`Resource`]
+//!   joined to the budget with a [`Fleet`]. Requests arrive at a node open
+//!   loop, at a rate its demand sets (the demand is the requests it would
+//!   have in flight at once if all were admitted); an admitted one goes to
+//!   the downstream under its permit, a refused one is shed. The driver
+//!   changes a node's demand on its stdin.
+//!
+//! Then it shifts the demand between the nodes, `kill -9`s one, stops
+//! Redis (`SIGSTOP`) for longer than a lease and resumes it, restarts Redis
+//! empty, and adds a node. It prints a timeline (each node's grant and
+//! in-flight, the downstream's concurrency) and checks:
+//!
+//! 1. the downstream never served more than the capacity at once;
+//! 2. after a demand shift, the grants reach the fair shares within 2.5
+//!    refreshes: half a refresh for the change to fill the window a node's
+//!    demand looks at, one renewal of the node that shrinks to give the
+//!    slots back, one of the node that grows to take them (typically two);
+//! 3. a dead node's share is back with the others within lease + refresh;
+//! 4. Redis ran at most nodes / refresh scripts a second;
+//! 5. the grants recorded in Redis never summed to more than the capacity;
+//!
+//! each time within the 60 ms the driver takes to see a node's grant.
+//!
+//! It exits with status 1 if a check fails. `--quick` shortens the phases
+//! (the tests run it so).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use sidejob::fleet::Fleet;
+use crossbeam_channel::{Receiver, Sender};
+use sidejob::{OwnedPermit, Resource};
+
+#[allow(dead_code)]
+#[path = "../tests/support/redis_server.rs"]
+mod redis_server;
+
+/// The budget across the fleet.
+const CAPACITY: usize = 16;
+/// How long the downstream serves a request.
+const SERVE: Duration = Duration::from_millis(20);
+/// Each node's workers: more than the budget, so a worker is free for
+/// every request a node admits.
+const WORKERS: usize = 24;
+/// The most a node offers (requests at once): more than the budget.
+const BUSY: usize = 24;
+/// The nodes' lease and refresh.
+const LEASE: Duration = Duration::from_millis(2000);
+const REFRESH: Duration = Duration::from_millis(250);
+/// How long the driver may take to see a node's new grant: the node
+/// prints its status every tick, and the driver reads it.
+const SEEN: Duration = Duration::from_millis(60);
+/// The budget's name.
+const BUDGET: &str = "downstream";
+/// How often the driver samples the fleet for its timeline.
+const TICK: Duration = Duration::from_millis(25);
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("downstream") => downstream(),
+        Some("node") => node(&args[1..]),
+        _ => std::process::exit(drive(args.iter().any(|arg| arg == "--quick"))),
+    }
+}
+
+// ---------------------------------------------------------------- downstream
+
+/// Serves `R` lines (a request: held for [`SERVE`], answered `ok`) and `S`
+/// lines (the figures: serving now, the most since the last `S`, the most
+/// ever, requests served), one thread per connection. Prints its port.
+fn downstream() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
+    println!("port {}", listener.local_addr().expect("bound").port());
+    let serving = Arc::new(AtomicUsize::new(0));
+    let window = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming().flatten() {
+        let (serving, window) = (Arc::clone(&serving), Arc::clone(&window));
+        let (most, served) = (Arc::clone(&most), Arc::clone(&served));
+        thread::spawn(move || {
+            stream.set_nodelay(true).expect("nodelay");
+            let mut writer = stream.try_clone().expect("a stream clones");
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { return };
+                let answer = if line.starts_with('R') {
+                    let now = serving.fetch_add(1, Ordering::SeqCst) + 1;
+                    window.fetch_max(now, Ordering::SeqCst);
+                    most.fetch_max(now, Ordering::SeqCst);
+                    thread::sleep(SERVE);
+                    serving.fetch_sub(1, Ordering::SeqCst);
+                    served.fetch_add(1, Ordering::Relaxed);
+                    "ok".to_owned()
+                } else {
+                    let now = serving.load(Ordering::SeqCst);
+                    format!(
+                        "{} {} {} {}",
+                        now,
+                        window.swap(now, Ordering::SeqCst),
+                        most.load(Ordering::SeqCst),
+                        served.load(Ordering::Relaxed)
+                    )
+                };
+                // One write a line: two small ones would wait on Nagle.
+                if writer.write_all(format!("{answer}\n").as_bytes()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+// ---------------------------------------------------------------------- node
+
+/// `node <redis url> <budget> <name> <downstream port> <demand>`: joins
+/// the budget and offers the downstream `demand` requests at once, open
+/// loop: `demand / SERVE` requests a second arrive, each admitted under a
+/// permit and sent by one of [`WORKERS`] workers, or refused (shed) when
+/// the node's grant is in use. Reads `demand N` and `leave` on stdin;
+/// prints `status <grant> <in flight> <renewals> <failed renewals>` every
+/// [`TICK`].
+fn node(args: &[String]) {
+    let [url, budget, name, port, demand] = args else {
+        panic!("usage: fleet node <redis url> <budget> <name> <downstream port> <demand>");
+    };
+    let port: u16 = port.parse().expect("a port");
+    let demand = Arc::new(AtomicUsize::new(demand.parse().expect("a demand")));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    // Until its first grant, a node wants what its resource was built with.
+    let resource = Arc::new(Resource::new(CAPACITY));
+    let fleet = runtime
+        .block_on(
+            Fleet::builder(url, budget)
+                .capacity(CAPACITY)
+                .lease(LEASE)
+                .refresh(REFRESH)
+                .node(name)
+                .join(&resource),
+        )
+        .unwrap_or_else(|error| panic!("{name} joins: {error}"));
+    let (admitted, requests) = crossbeam_channel::unbounded::<OwnedPermit>();
+    for _ in 0..WORKERS {
+        let requests = requests.clone();
+        thread::spawn(move || work(&requests, port));
+    }
+    {
+        let (resource, demand) = (Arc::clone(&resource), Arc::clone(&demand));
+        thread::spawn(move || arrive(&resource, &demand, &admitted));
+    }
+    let commands = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if commands.0.send(line).is_err() {
+                break;
+            }
+        }
+        let _ = commands.0.send("leave".to_owned());
+    });
+    let mut out = std::io::stdout();
+    loop {
+        let stats = fleet.stats();
+        let line = format!(
+            "status {} {} {} {}",
+            fleet.grant(),
+            resource.usage(),
+            stats.renewals,
+            stats.failed_renewals
+        );
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            break;
+        }
+        match commands.1.recv_timeout(TICK) {
+            Ok(line) if line == "leave" => break,
+            Ok(line) => {
+                if let Some(n) = line.strip_prefix("demand ") {
+                    demand.store(n.trim().parse().expect("a demand"), Ordering::Relaxed);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    demand.store(0, Ordering::Relaxed);
+    runtime.block_on(fleet.leave());
+}
+
+/// The arrivals: every millisecond, the requests due at `demand / SERVE`
+/// a second; each admitted one goes to a worker with its permit, each
+/// refused one is shed.
+fn arrive(resource: &Arc<Resource>, demand: &AtomicUsize, admitted: &Sender<OwnedPermit>) {
+    let per_request = SERVE.as_secs_f64();
+    let mut due = 0.0;
+    let mut last = Instant::now();
+    loop {
+        thread::sleep(Duration::from_millis(1));
+        let now = Instant::now();
+        due += now.duration_since(last).as_secs_f64() / per_request
+            * demand.load(Ordering::Relaxed) as f64;
+        last = now;
+        while due >= 1.0 {
+            due -= 1.0;
+            if let Ok(permit) = resource.try_acquire_owned() {
+                admitted.send(permit).expect("the workers run");
+            }
+        }
+    }
+}
+
+/// One worker: sends each admitted request to the downstream and waits
+/// for its answer, then releases its permit.
+fn work(requests: &Receiver<OwnedPermit>, port: u16) {
+    let stream = TcpStream::connect(("127.0.0.1", port)).expect("the downstream answers");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut writer = stream.try_clone().expect("a stream clones");
+    let mut reader = BufReader::new(stream);
+    let mut answer = String::new();
+    for permit in requests {
+        writer.write_all(b"R\n").expect("the downstream is up");
+        answer.clear();
+        reader.read_line(&mut answer).expect("the downstream answers");
+        drop(permit);
+    }
+}
+
+// -------------------------------------------------------------------- driver
+
+/// A node process, and its latest status line.
+struct NodeProcess {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    /// grant, in flight, renewals, failed renewals.
+    status: Arc<Mutex<[usize; 4]>>,
+    demand: usize,
+    alive: bool,
+}
+
+impl NodeProcess {
+    fn start(url: &str, budget: &str, name: &str, port: u16, demand: usize) -> NodeProcess {
+        let mut child = Command::new(std::env::current_exe().expect("this example's path"))
+            .args(["node", url, budget, name, &port.to_string(), &demand.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("a node starts");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let status = Arc::new(Mutex::new([0; 4]));
+        let latest = Arc::clone(&status);
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let fields: Vec<usize> = line
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|field| field.parse().ok())
+                    .collect();
+                if let Ok(fields) = <[usize; 4]>::try_from(fields) {
+                    *latest.lock().unwrap() = fields;
+                }
+            }
+        });
+        NodeProcess {
+            name: name.to_owned(),
+            child,
+            stdin,
+            status,
+            demand,
+            alive: true,
+        }
+    }
+
+    fn set_demand(&mut self, demand: usize) {
+        self.demand = demand;
+        writeln!(self.stdin, "demand {demand}").expect("the node reads its stdin");
+    }
+
+    fn grant(&self) -> usize {
+        self.status.lock().unwrap()[0]
+    }
+
+    fn in_flight(&self) -> usize {
+        self.status.lock().unwrap()[1]
+    }
+}
+
+/// The downstream process and a connection to ask it its figures.
+struct Downstream {
+    child: Child,
+    port: u16,
+    control: BufReader<TcpStream>,
+}
+
+impl Downstream {
+    fn start() -> Downstream {
+        let mut child = Command::new(std::env::current_exe().expect("this example's path"))
+            .arg("downstream")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the downstream starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .expect("the downstream prints its port");
+        let port = line
+            .trim()
+            .strip_prefix("port ")
+            .and_then(|port| port.parse().ok())
+            .expect("port N");
+        let control = BufReader::new(TcpStream::connect(("127.0.0.1", port)).expect("connects"));
+        Downstream {
+            child,
+            port,
+            control,
+        }
+    }
+
+    /// Serving now, the most since the last call, the most ever, served.
+    fn figures(&mut self) -> [usize; 4] {
+        self.control
+            .get_mut()
+            .write_all(b"S\n")
+            .expect("the downstream is up");
+        let mut line = String::new();
+        self.control.read_line(&mut line).expect("it answers");
+        let fields: Vec<usize> = line
+            .split_whitespace()
+            .filter_map(|field| field.parse().ok())
+            .collect();
+        fields.try_into().expect("four figures")
+    }
+}
+
+/// The fair shares of `demands` in `capacity`, by water-filling: a node
+/// wanting at most an equal share of what is left gets it, the rest split
+/// the remainder evenly (the one left over goes nowhere).
+fn fair_shares(demands: &[usize], capacity: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..demands.len()).collect();
+    order.sort_by_key(|&i| demands[i]);
+    let mut shares = vec![0; demands.len()];
+    let mut left = capacity;
+    for (k, &i) in order.iter().enumerate() {
+        let equal = left / (order.len() - k);
+        shares[i] = demands[i].min(equal);
+        left -= shares[i];
+    }
+    shares
+}
+
+/// The run: the timeline it printed and what it measured.
+struct Run {
+    started: Instant,
+    capacity: usize,
+    nodes: Vec<NodeProcess>,
+    downstream: Downstream,
+    /// The most the downstream served at once, and when.
+    most: usize,
+    most_at: f64,
+    last_print: Instant,
+    events: Vec<String>,
+    /// A connection to read the ledger, none while Redis is stopped or
+    /// restarting.
+    ledger: Option<redis::Connection>,
+    /// The most the ledger's grants summed to.
+    ledger_most: u64,
+    /// Samples taken, and those at which the grants were not the fair
+    /// shares.
+    samples: usize,
+    unfair: usize,
+}
+
+impl Run {
+    fn t(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    fn event(&mut self, what: &str) {
+        let line = format!("{:7.2}s  -- {what}", self.t());
+        println!("{line}");
+        self.events.push(line);
+    }
+
+    /// Samples the fleet every tick for `time`, printing a timeline row
+    /// every few ticks.
+    fn watch(&mut self, time: Duration) {
+        let until = Instant::now() + time;
+        while Instant::now() < until {
+            self.sample();
+            thread::sleep(TICK);
+        }
+    }
+
+    /// Samples until `done` holds or `limit` passes; returns how long it
+    /// took, if it held.
+    fn watch_until(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&[NodeProcess]) -> bool,
+    ) -> Option<Duration> {
+        let began = Instant::now();
+        while began.elapsed() < limit {
+            self.sample();
+            if done(&self.nodes) {
+                return Some(began.elapsed());
+            }
+            thread::sleep(TICK / 5);
+        }
+        None
+    }
+
+    fn sample(&mut self) {
+        if let Some(connection) = self.ledger.as_mut() {
+            let grants: Vec<(String, u64)> = redis::cmd("HGETALL")
+                .arg(format!("{{sidejob:fleet:{BUDGET}}}:grants"))
+                .query(connection)
+                .expect("HGETALL answers");
+            let total = grants.iter().map(|(_, grant)| grant).sum();
+            self.ledger_most = self.ledger_most.max(total);
+        }
+        self.samples += 1;
+        if !Run::fair(&self.nodes, self.capacity) {
+            self.unfair += 1;
+        }
+        let [now, window, _, _] = self.downstream.figures();
+        if window > self.most {
+            self.most = window;
+            self.most_at = self.t();
+        }
+        if self.last_print.elapsed() >= TICK * 5 {
+            self.last_print = Instant::now();
+            let cells: Vec<String> = self
+                .nodes
+                .iter()
+                .map(|node| {
+                    if node.alive {
+                        format!("{:>2}/{:<2}", node.grant(), node.in_flight())
+                    } else {
+                        "  -  ".to_owned()
+                    }
+                })
+                .collect();
+            println!(
+                "{:7.2}s  {}   downstream {now:>2} (window max {window:>2})",
+                self.t(),
+                cells.join("  ")
+            );
+        }
+    }
+
+    /// Whether the live nodes' grants are their fair shares: each node
+    /// wanting at most its fair share has its demand (one less to two more:
+    /// a node sees its demand in samples of its usage), the nodes
+    /// wanting more are within one of each other, and at most one slot of
+    /// the budget is left unused by the grants. Requests take a little more
+    /// than [`SERVE`] end to end, so a node a little short of slots is
+    /// refused now and then and may hold a slot or two above its demand:
+    /// the busy nodes' equal split is what the others leave.
+    fn fair(nodes: &[NodeProcess], capacity: usize) -> bool {
+        let live: Vec<&NodeProcess> = nodes.iter().filter(|node| node.alive).collect();
+        let demands: Vec<usize> = live.iter().map(|node| node.demand).collect();
+        let shares = fair_shares(&demands, capacity);
+        let busy: Vec<usize> = live
+            .iter()
+            .zip(&shares)
+            .filter(|(node, &share)| node.demand > share)
+            .map(|(node, _)| node.grant())
+            .collect();
+        let small_met = live
+            .iter()
+            .zip(&shares)
+            .all(|(node, &share)| {
+                node.demand > share
+                    || (node.demand - 1..=node.demand + 2).contains(&node.grant())
+            });
+        let even = busy.iter().max().unwrap_or(&0) - busy.iter().min().unwrap_or(&0) <= 1;
+        let granted: usize = live.iter().map(|node| node.grant()).sum();
+        let used_up = busy.is_empty() || granted + 1 >= capacity;
+        small_met && even && used_up
+    }
+
+    fn header(&self) {
+        let names: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|node| format!("{:<5}", node.name))
+            .collect();
+        println!("{:>8}  {}   (grant/in flight)", "t", names.join("  "));
+    }
+}
+
+/// Redis's count of script runs (EVALSHA and EVAL) since its last reset.
+fn scripts_run(connection: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(connection)
+        .expect("INFO answers");
+    info.lines()
+        .filter(|line| line.starts_with("cmdstat_evalsha:") || line.starts_with("cmdstat_eval:"))
+        .filter_map(|line| {
+            line.split(|c| c == ':' || c == ',')
+                .find_map(|field| field.strip_prefix("calls="))
+                .and_then(|calls| calls.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// Runs the scenario; returns the exit status: 0 if every check passed.
+fn drive(quick: bool) -> i32 {
+    let hold = if quick {
+        Duration::from_millis(1500)
+    } else {
+        Duration::from_secs(3)
+    };
+    let mut redis = redis_server::RedisServer::start();
+    let url = redis.url();
+    let budget = BUDGET;
+    let downstream = Downstream::start();
+    println!(
+        "redis-server on 127.0.0.1:{}, downstream on 127.0.0.1:{}; budget {CAPACITY}, lease {LEASE:?}, refresh {REFRESH:?}, requests served in {SERVE:?}",
+        redis.port, downstream.port
+    );
+    let demands = [BUSY, 4, 2];
+    let nodes: Vec<NodeProcess> = demands
+        .iter()
+        .enumerate()
+        .map(|(i, &demand)| NodeProcess::start(&url, budget, &format!("n{i}"), downstream.port, demand))
+        .collect();
+    let mut run = Run {
+        started: Instant::now(),
+        capacity: CAPACITY,
+        nodes,
+        downstream,
+        most: 0,
+        most_at: 0.0,
+        last_print: Instant::now(),
+        events: Vec::new(),
+        ledger: Some(redis.connection()),
+        ledger_most: 0,
+        samples: 0,
+        unfair: 0,
+    };
+    run.header();
+    let capacity = run.capacity;
+    let mut failures = Vec::new();
+
+    // The budget's first lease is a learning one: shares come after it.
+    run.event("3 nodes join, demand 24 / 4 / 2");
+    let first = run.watch_until(LEASE * 3, |nodes| Run::fair(nodes, capacity));
+    run.event(&format!("fair shares after {}", shown(first)));
+    let mut stats = redis.connection();
+    redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .exec(&mut stats)
+        .expect("CONFIG RESETSTAT");
+    let counted_from = Instant::now();
+    run.watch(hold);
+
+    // A demand shift: the busy node goes quiet, a quiet one gets busy.
+    for (node, demand) in run.nodes.iter_mut().zip([2, BUSY, 4]) {
+        node.set_demand(demand);
+    }
+    run.event("demand shifts to 2 / 24 / 4");
+    let shift = run.watch_until(REFRESH * 8, |nodes| Run::fair(nodes, capacity));
+    run.event(&format!("fair shares after {}", shown(shift)));
+    // A node sees a change of its demand once it fills the half refresh
+    // its demand looks at; then one renewal of the node that shrinks gives
+    // the slots back, and one of the node that grows takes them.
+    let shift_bound = REFRESH * 5 / 2 + SEEN;
+    match shift {
+        Some(took) if took <= shift_bound => {}
+        _ => failures.push(format!(
+            "the shares took {} after the shift, more than 2.5 refreshes",
+            shown(shift)
+        )),
+    }
+    run.watch(hold);
+    let scripts = scripts_run(&mut stats);
+    let rate = scripts as f64 / counted_from.elapsed().as_secs_f64();
+    let most_rate = 3.0 / REFRESH.as_secs_f64();
+    run.event(&format!(
+        "Redis ran {scripts} scripts in {:.1}s: {rate:.1}/s for 3 nodes (3 / refresh = {most_rate:.1}/s)",
+        counted_from.elapsed().as_secs_f64()
+    ));
+    if rate > most_rate * 1.02 {
+        failures.push(format!("Redis ran {rate:.1} scripts a second, more than {most_rate:.1}"));
+    }
+
+    // kill -9 the node with demand 4: its share goes back to the busy one.
+    let _ = run.nodes[2].child.kill();
+    let _ = run.nodes[2].child.wait();
+    run.nodes[2].alive = false;
+    run.event("n2 killed (kill -9)");
+    let back = run.watch_until(LEASE + REFRESH * 4, |nodes| Run::fair(nodes, capacity));
+    run.event(&format!("its share is back after {}", shown(back)));
+    match back {
+        Some(took) if took <= LEASE + REFRESH + SEEN => {}
+        _ => failures.push(format!(
+            "the dead node's share took {}, more than lease + refresh",
+            shown(back)
+        )),
+    }
+    run.watch(hold / 2);
+
+    // Redis stops for longer than a lease: every node falls to its floor
+    // (0) at its lease's end, and nothing is served; then it resumes.
+    run.ledger = None;
+    signal(redis.pid(), "-STOP");
+    run.event("redis-server stopped (SIGSTOP)");
+    run.watch(LEASE + LEASE / 2);
+    signal(redis.pid(), "-CONT");
+    run.event("redis-server resumed (SIGCONT)");
+    run.ledger = Some(redis.connection());
+    let resumed = run.watch_until(LEASE * 2, |nodes| Run::fair(nodes, capacity));
+    run.event(&format!("fair shares after {}", shown(resumed)));
+    run.watch(hold / 2);
+
+    // Redis restarts empty: for a lease it grants only what nodes hold.
+    run.ledger = None;
+    redis.restart_empty();
+    run.ledger = Some(redis.connection());
+    run.event("redis-server restarted empty");
+    let live = run.nodes.iter().filter(|node| node.alive).count();
+    let mut ledger = redis.connection();
+    let rebuilt = run.watch_until(LEASE, |_| {
+        let listed: usize = redis::cmd("HLEN")
+            .arg(format!("{{sidejob:fleet:{BUDGET}}}:grants"))
+            .query(&mut ledger)
+            .expect("HLEN answers");
+        listed == live
+    });
+    run.event(&format!("the ledger lists every live node after {}", shown(rebuilt)));
+    let (unfair, samples) = (run.unfair, run.samples);
+    run.watch(LEASE + REFRESH * 2);
+    run.event(&format!(
+        "through the learning lease, the shares were fair at {} of {} samples",
+        (run.samples - samples) - (run.unfair - unfair),
+        run.samples - samples
+    ));
+
+    // A node joins, busy: the others give way.
+    run.nodes.push(NodeProcess::start(
+        &url,
+        budget,
+        "n3",
+        run.downstream.port,
+        BUSY,
+    ));
+    run.event("n3 joins, demand 24");
+    let joined = run.watch_until(LEASE * 2, |nodes| Run::fair(nodes, capacity));
+    run.event(&format!("fair shares after {}", shown(joined)));
+    run.watch(hold / 2);
+
+    for node in run.nodes.iter_mut().filter(|node| node.alive) {
+        let _ = writeln!(node.stdin, "leave");
+    }
+    for node in run.nodes.iter_mut().filter(|node| node.alive) {
+        let _ = node.child.wait();
+    }
+    let [_, _, most_ever, served] = run.downstream.figures();
+    let _ = run.downstream.child.kill();
+    let _ = run.downstream.child.wait();
+    run.most = run.most.max(most_ever);
+
+    println!();
+    println!(
+        "downstream: {served} requests served, at most {} at once (at {:.2}s); capacity {capacity}",
+        run.most, run.most_at
+    );
+    println!(
+        "ledger: the grants recorded in Redis summed to at most {}",
+        run.ledger_most
+    );
+    if run.ledger_most > capacity as u64 {
+        failures.push(format!(
+            "the ledger granted {} at once, more than the capacity {capacity}",
+            run.ledger_most
+        ));
+    }
+    if run.most > capacity {
+        failures.push(format!(
+            "the downstream served {} at once, more than the capacity {capacity}",
+            run.most
+        ));
+    }
+    for (what, took) in [
+        ("first shares", first),
+        ("after the shift", shift),
+        ("after the kill", back),
+        ("after Redis resumed", resumed),
+        ("after n3 joined", joined),
+        ("ledger rebuilt (restart)", rebuilt),
+    ] {
+        let refreshes = took.map(|took| took.as_secs_f64() / REFRESH.as_secs_f64());
+        println!(
+            "convergence {what:<24} {:>8}  ({})",
+            shown(took),
+            refreshes.map_or("-".to_owned(), |r| format!("{r:.1} refreshes"))
+        );
+    }
+    if first.is_none() || resumed.is_none() || joined.is_none() {
+        failures.push("the shares did not settle after a phase".to_owned());
+    }
+    if rebuilt.is_none() {
+        failures.push("the ledger was not rebuilt within a lease".to_owned());
+    }
+    if failures.is_empty() {
+        println!("every check passed");
+        0
+    } else {
+        for failure in &failures {
+            println!("FAILED: {failure}");
+        }
+        1
+    }
+}
+
+fn shown(took: Option<Duration>) -> String {
+    took.map_or("never".to_owned(), |took| format!("{:.2}s", took.as_secs_f64()))
+}
