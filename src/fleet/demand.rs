@@ -83,7 +83,11 @@ impl Demand {
         let oldest = self.recent[self.next];
         let accepted = now.accepted.saturating_sub(oldest.accepted);
         let rejected = now.rejected.saturating_sub(oldest.rejected);
-        let used = self.recent.iter().map(|c| c.usage).fold(now.usage, usize::max);
+        let used = self
+            .recent
+            .iter()
+            .map(|c| c.usage)
+            .fold(now.usage, usize::max);
         let want = if rejected == 0 {
             used
         } else {
@@ -116,6 +120,10 @@ mod tests {
         assert_eq!(offered(4, 400, 2000, 64), 24);
         assert_eq!(offered(3, 3, 1, 64), 4, "rounded up");
         assert_eq!(offered(0, 0, 5, 64), 64, "nothing admitted: the budget");
-        assert_eq!(offered(1 << 20, u64::MAX, u64::MAX, 64), 1 << 21, "no overflow");
+        assert_eq!(
+            offered(1 << 20, u64::MAX, u64::MAX, 64),
+            1 << 21,
+            "no overflow"
+        );
     }
 }

@@ -80,7 +80,8 @@ impl Ledger {
         Ok(Ledger {
             connection,
             script: Script::new(include_str!("renew.lua")),
-            keys: ["meta", "grants", "wants", "expiry", "learned"].map(|key| format!("{tag}:{key}")),
+            keys: ["meta", "grants", "wants", "expiry", "learned"]
+                .map(|key| format!("{tag}:{key}")),
             node: node.to_owned(),
             lease_ms,
         })

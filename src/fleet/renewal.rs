@@ -160,24 +160,27 @@ pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
     let mut demand = Demand::new(&shared.resource);
     let mut samples = tokio::time::interval(shared.refresh / 8);
     samples.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut next_renewal = Instant::now() + shared.refresh;
+    // A renewal every eighth sample: every refresh, whether the last one
+    // got through or not, a fixed pace without drift, so a Redis that is
+    // down sees at most one try per refresh.
+    let mut ticks: u32 = 0;
     loop {
         samples.tick().await;
         demand.sample(&shared.resource);
-        let now = Instant::now();
-        if now < next_renewal {
+        ticks = ticks.wrapping_add(1);
+        if ticks % 8 != 1 {
             let expired = {
                 let state = shared.state();
-                now >= state.deadline && !state.at_floor
+                Instant::now() >= state.deadline && !state.at_floor
             };
             if expired {
                 shared.fall_to_floor();
             }
             continue;
         }
-        // A renewal every refresh, whether the last one got through or not:
-        // a fixed pace, so a Redis that is down sees one try per refresh.
-        next_renewal = now + shared.refresh;
+        if ticks == 1 {
+            continue; // the interval's first tick is at once
+        }
         let budget = shared.budget.load(Ordering::Relaxed);
         let grant = shared.grant.load(Ordering::Relaxed);
         let wants = demand.want(&shared.resource, grant, shared.floor, budget);

@@ -1,0 +1,45 @@
+//! The fleet budget with real parts (#30): runs `examples/fleet --quick`,
+//! which starts `redis-server`, a downstream process that counts the
+//! requests it serves at once, and node processes joined to one budget;
+//! shifts their demand, `kill -9`s one, stops Redis past a lease, restarts
+//! it empty and adds a node. The example checks that the downstream never
+//! served more than the capacity, that the ledger never granted more, that
+//! shares converged and a dead node's share came back in time, and Redis's
+//! script rate; it exits non-zero if one fails.
+//!
+//! The test has cargo build the example, then runs it; it never skips
+//! (`redis-server` missing is a failure).
+#![cfg(feature = "redis")]
+
+mod support;
+
+use std::process::Command;
+
+use support::examples::example;
+
+#[test]
+fn node_processes_keep_one_budget_through_shifts_kills_pauses_and_restarts() {
+    let output = Command::new(example("fleet"))
+        .arg("--quick")
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "n2 killed (kill -9)",
+        "redis-server stopped (SIGSTOP)",
+        "redis-server restarted empty",
+        "n3 joins",
+        "every check passed",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+}

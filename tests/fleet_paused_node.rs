@@ -1,0 +1,40 @@
+//! A node process stopped (`SIGSTOP`) past its lease admits nothing on its
+//! stale grant when it resumes (#30): runs `examples/fleet --paused-node`,
+//! where of two busy nodes one is stopped until the other holds the whole
+//! budget, then resumed with its requests arriving at once; the downstream
+//! process must never serve more than the capacity. Without the resource's
+//! own deadline check (`Resource::set_capacity_until`) the resumed node's
+//! threads admit on the old grant before its renewal task runs, and the
+//! downstream serves 17 to 24 at once against a budget of 16.
+#![cfg(feature = "redis")]
+
+mod support;
+
+use std::process::Command;
+
+use support::examples::example;
+
+#[test]
+fn a_node_stopped_past_its_lease_admits_nothing_on_it_when_resumed() {
+    let output = Command::new(example("fleet"))
+        .arg("--paused-node")
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "n0 stopped (SIGSTOP)",
+        "n1 holds the whole budget",
+        "n0 resumed (SIGCONT)",
+        "every check passed",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+}
