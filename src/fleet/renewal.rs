@@ -65,17 +65,12 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// How long before the ledger's expiry a node stops using its grant.
-    fn margin(&self) -> Duration {
-        self.lease / 10
-    }
-
     /// Records an answer to a renewal sent at `sent`, and admits up to its
     /// target until the lease runs out: past `sent + lease − margin`, the
     /// resource's own acquires lower it to the floor (see
     /// [`Resource::set_capacity_until`]), even before this task runs again.
     pub(super) fn apply(&self, answer: Answer, sent: Instant, wants: usize) {
-        let deadline = sent + self.lease - self.margin();
+        let deadline = lease_end(sent, self.lease);
         {
             let mut state = self.state();
             state.wants = wants;
@@ -155,6 +150,14 @@ impl Shared {
     }
 }
 
+/// When a grant brought by a renewal sent at `sent` stops being good, on
+/// the node's clock: `sent + lease − lease / 10`. The ledger frees it at
+/// the script's time + lease on the server's clock, later; the margin
+/// covers a node's clock running up to a tenth slower than the server's.
+pub(super) fn lease_end(sent: Instant, lease: Duration) -> Instant {
+    sent + lease - lease / 10
+}
+
 /// Renews every refresh until aborted (the `Fleet` dropped or left).
 pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
     let mut demand = Demand::new(&shared.resource);
@@ -201,5 +204,94 @@ pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use proptest::prelude::*;
+
+    use super::lease_end;
+
+    /// One renewal in real time (seconds): sent by the node at `sent`, run
+    /// by the script `delay` later; `answered` if its answer came back.
+    #[derive(Clone, Debug)]
+    struct Renewal {
+        sent: f64,
+        delay: f64,
+        answered: bool,
+    }
+
+    /// Whether the node stops using every grant before the ledger frees
+    /// it, with the node's clock running at `node_rate` and the server's at
+    /// `server_rate` (clock seconds per real second), for a lease of
+    /// `lease` seconds. The node's clock is read through [`lease_end`], on
+    /// `Instant`s placed at its readings.
+    fn safe(renewals: &[Renewal], lease: f64, node_rate: f64, server_rate: f64) -> bool {
+        let origin = Instant::now();
+        let node_clock = |real: f64| origin + Duration::from_secs_f64(real * node_rate);
+        let lease_d = Duration::from_secs_f64(lease);
+        let mut ledger_end = f64::NEG_INFINITY;
+        for renewal in renewals {
+            // The script ran (answered or not): the ledger holds the grant
+            // until the server's clock has advanced a lease past it.
+            let ran = renewal.sent + renewal.delay;
+            ledger_end = ledger_end.max(ran + lease / server_rate);
+            if renewal.answered {
+                let end = lease_end(node_clock(renewal.sent), lease_d);
+                let end_real = end.duration_since(origin).as_secs_f64() / node_rate;
+                if end_real > ledger_end + 1e-6 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn renewals(lease: f64) -> impl Strategy<Value = Vec<Renewal>> {
+        prop::collection::vec((0.0..lease, 0.0..lease, any::<bool>()), 1..20).prop_map(
+            |steps| {
+                let mut sent = 0.0;
+                steps
+                    .into_iter()
+                    .map(|(gap, delay, answered)| {
+                        sent += gap;
+                        Renewal {
+                            sent,
+                            delay,
+                            answered,
+                        }
+                    })
+                    .collect()
+            },
+        )
+    }
+
+    proptest! {
+        /// A node whose clock runs at most a tenth slower than the
+        /// server's, or any faster, never uses a grant past the ledger's
+        /// expiry, whatever the delays and lost answers.
+        #[test]
+        fn a_node_clock_within_the_margin_stops_before_the_ledger_frees(
+            lease in 0.5f64..30.0,
+            renewals in renewals(30.0),
+            node_rate in 0.901f64..3.0,
+            server_rate in 0.5f64..2.0,
+        ) {
+            prop_assert!(safe(&renewals, lease, node_rate * server_rate, server_rate));
+        }
+    }
+
+    #[test]
+    fn a_node_clock_slower_than_the_margin_can_outlive_the_ledger() {
+        let now = [Renewal {
+            sent: 0.0,
+            delay: 0.0,
+            answered: true,
+        }];
+        assert!(safe(&now, 10.0, 0.91, 1.0));
+        assert!(!safe(&now, 10.0, 0.89, 1.0), "the margin is the bound");
     }
 }
