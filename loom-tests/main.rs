@@ -42,6 +42,7 @@ impl Holders {
 mod adaptive;
 #[cfg(feature = "tokio")]
 mod async_object_pool;
+mod expiry;
 mod object_pool;
 mod resource;
 mod supervisor;

@@ -25,6 +25,9 @@ pub use metered::{Figure, FigureValue, Metered, Snapshot};
 pub mod adaptive;
 
 mod resource;
+#[cfg(sidejob_loom)]
+#[doc(hidden)]
+pub use resource::advance_loom_clock;
 pub use resource::{
     OwnedPermit, Permit, PriorityCounts, Resource, ResourceBuilder, ResourceStats, ShardStats,
 };

@@ -251,22 +251,20 @@ mod tests {
     }
 
     fn renewals(lease: f64) -> impl Strategy<Value = Vec<Renewal>> {
-        prop::collection::vec((0.0..lease, 0.0..lease, any::<bool>()), 1..20).prop_map(
-            |steps| {
-                let mut sent = 0.0;
-                steps
-                    .into_iter()
-                    .map(|(gap, delay, answered)| {
-                        sent += gap;
-                        Renewal {
-                            sent,
-                            delay,
-                            answered,
-                        }
-                    })
-                    .collect()
-            },
-        )
+        prop::collection::vec((0.0..lease, 0.0..lease, any::<bool>()), 1..20).prop_map(|steps| {
+            let mut sent = 0.0;
+            steps
+                .into_iter()
+                .map(|(gap, delay, answered)| {
+                    sent += gap;
+                    Renewal {
+                        sent,
+                        delay,
+                        answered,
+                    }
+                })
+                .collect()
+        })
     }
 
     proptest! {

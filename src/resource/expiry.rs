@@ -47,6 +47,31 @@ pub(super) struct Expiry {
 /// A deadline that never comes.
 const NONE: u64 = 0;
 
+/// The clock expiries read: the CPU's time-stamp counter where it is
+/// reliable, else the OS's monotonic clock; under loom, one mock clock that
+/// only [`advance_loom_clock`] moves.
+pub(super) fn clock() -> Clock {
+    #[cfg(sidejob_loom)]
+    {
+        LOOM_CLOCK.get_or_init(Clock::mock).0.clone()
+    }
+    #[cfg(not(sidejob_loom))]
+    {
+        Clock::new()
+    }
+}
+
+#[cfg(sidejob_loom)]
+static LOOM_CLOCK: std::sync::OnceLock<(Clock, std::sync::Arc<quanta::Mock>)> =
+    std::sync::OnceLock::new();
+
+/// Moves the expiries' mock clock on by `by` (loom models only).
+#[cfg(sidejob_loom)]
+#[doc(hidden)]
+pub fn advance_loom_clock(by: std::time::Duration) {
+    LOOM_CLOCK.get_or_init(Clock::mock).1.increment(by);
+}
+
 impl Expiry {
     /// An expiry with no deadline, reading `clock`.
     pub(super) fn new(clock: Clock) -> Expiry {

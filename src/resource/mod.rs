@@ -23,6 +23,10 @@ use crate::rates::{RateStats, Rates, Sample};
 use anchor::{anchors, AnchorRef};
 use expiry::Expiry;
 
+#[cfg(sidejob_loom)]
+#[doc(hidden)]
+pub use expiry::advance_loom_clock;
+
 pub use builder::ResourceBuilder;
 pub use permit::{OwnedPermit, Permit};
 pub use stats::{PriorityCounts, ResourceStats, ShardStats};
@@ -332,7 +336,7 @@ impl Resource {
             counter,
             governor,
             anchors,
-            expiry: Expiry::new(Governor::clock()),
+            expiry: Expiry::new(expiry::clock()),
             rates,
             name,
         }
