@@ -10,6 +10,7 @@
 //! | `sidejob-adaptive`     | `sidejob` with an adaptive limit on (AIMD): sampled permits time their hold |
 //! | `sidejob-owned-adaptive` | `sidejob-owned` with the adaptive limit on                     |
 //! | `sidejob-adaptive-every` | `sidejob-adaptive` with every permit timed (an hour-long window keeps the first stride, 1): the worst case |
+//! | `sidejob-leased`       | `sidejob` with a capacity good until a deadline (`set_capacity_until`, a fleet's grant): each acquire reads the clock |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
@@ -309,6 +310,12 @@ fn admission(c: &mut Criterion) {
             contender(&mut group, "sidejob", threads, overload, &resource);
             let owned = OwnedResource(Arc::new(sidejob::Resource::new(capacity)));
             contender(&mut group, "sidejob-owned", threads, overload, &owned);
+            let leased = sidejob::Resource::new(capacity);
+            let lease = std::time::Instant::now() + Duration::from_secs(24 * 3600);
+            leased
+                .set_capacity_until(capacity, lease, 0)
+                .expect("a valid capacity");
+            contender(&mut group, "sidejob-leased", threads, overload, &leased);
             if !overload {
                 // AIMD: with no drops and holds far under its timeout, it
                 // keeps the capacity, so the bench measures the sampling.

@@ -32,14 +32,15 @@ use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// The deadline of a resource's capacity, if it has one.
 pub(super) struct Expiry {
-    /// Nanoseconds from `origin` on `clock` at which the capacity stops
-    /// being good; [`NONE`] when it is good for ever.
+    /// The clock's raw reading at which the capacity stops being good;
+    /// [`NONE`] when it is good for ever. Raw, so a check is one read of
+    /// the clock and a compare, with no scaling.
     deadline: AtomicU64,
     /// The capacity from the deadline on.
     fallback: AtomicUsize,
     clock: Clock,
-    /// The clock's raw reading when the expiry was made.
-    origin: u64,
+    /// Nanoseconds per raw unit of the clock.
+    nanos_per_raw: f64,
     /// Serialises arming, disarming and expiring.
     lock: Mutex<()>,
 }
@@ -75,12 +76,15 @@ pub fn advance_loom_clock(by: std::time::Duration) {
 impl Expiry {
     /// An expiry with no deadline, reading `clock`.
     pub(super) fn new(clock: Clock) -> Expiry {
-        let origin = clock.raw();
+        // The clock scales raw readings linearly: a span's nanoseconds over
+        // its raw units is the rate.
+        const SPAN: u64 = 1 << 40;
+        let nanos_per_raw = clock.delta_as_nanos(0, SPAN) as f64 / SPAN as f64;
         Expiry {
             deadline: AtomicU64::new(NONE),
             fallback: AtomicUsize::new(0),
             clock,
-            origin,
+            nanos_per_raw,
             lock: Mutex::new(()),
         }
     }
@@ -91,15 +95,7 @@ impl Expiry {
     pub(super) fn passed(&self) -> bool {
         // Acquire: pairs with `arm`'s Release (see the module's orderings).
         let deadline = self.deadline.load(Ordering::Acquire);
-        deadline != NONE && self.now() >= deadline
-    }
-
-    /// Nanoseconds since `origin`, at least 1.
-    #[inline]
-    fn now(&self) -> u64 {
-        self.clock
-            .delta_as_nanos(self.origin, self.clock.raw())
-            .max(1)
+        deadline != NONE && self.clock.raw() >= deadline
     }
 
     /// Past the deadline: lowers `counter`'s capacity to the fallback, once.
@@ -126,8 +122,7 @@ impl Expiry {
         crate::admission::check_capacity(fallback)?;
         let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         let left = until.saturating_duration_since(Instant::now());
-        let left = u64::try_from(left.as_nanos()).unwrap_or(u64::MAX / 2);
-        if left == 0 {
+        if left.is_zero() {
             self.deadline.store(NONE, Ordering::Relaxed);
             return counter.set_capacity(fallback);
         }
@@ -135,8 +130,13 @@ impl Expiry {
         self.fallback.store(fallback, Ordering::Relaxed);
         // Release: the capacity above is set before any thread sees this
         // deadline.
-        self.deadline
-            .store(self.now().saturating_add(left), Ordering::Release);
+        let raw_left = if self.nanos_per_raw > 0.0 {
+            (left.as_nanos() as f64 / self.nanos_per_raw) as u64
+        } else {
+            u64::MAX
+        };
+        let deadline = self.clock.raw().saturating_add(raw_left.max(1)).max(1);
+        self.deadline.store(deadline, Ordering::Release);
         Ok(())
     }
 
