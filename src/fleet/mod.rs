@@ -172,26 +172,14 @@ impl Fleet {
             let _ = ledger.leave().await;
             return Err(FleetError::NoGrant);
         }
-        let shared = Arc::new(Shared {
-            budget_name: settings.budget.clone(),
+        let shared = Arc::new(Shared::new(
+            settings.budget.clone(),
             resource,
-            grant: AtomicUsize::new(usize::MAX),
-            budget: AtomicUsize::new(capacity),
-            floor: settings.floor,
-            lease: settings.lease,
-            refresh: settings.refresh,
-            state: Mutex::new(State {
-                wants,
-                nodes: 0,
-                renewals: 0,
-                failed_renewals: 0,
-                renewed_at: Instant::now(),
-                deadline: Instant::now(),
-                at_floor: false,
-                learning: false,
-            }),
-            on_grant: Mutex::new(Vec::new()),
-        });
+            capacity,
+            settings.floor,
+            (settings.lease, settings.refresh),
+            wants,
+        ));
         shared.apply(answer, sent, wants);
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
         Ok(Fleet {
@@ -325,7 +313,7 @@ impl Fleet {
     pub async fn leave(mut self) {
         self.renewals.abort();
         let shared = &self.shared;
-        shared.fall_to_floor();
+        shared.stop();
         let began = Instant::now();
         while shared.resource.usage() > shared.floor && began.elapsed() < shared.lease {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -339,7 +327,7 @@ impl Drop for Fleet {
     /// once (nothing would renew the grant); the lease runs out in Redis.
     fn drop(&mut self) {
         self.renewals.abort();
-        self.shared.fall_to_floor();
+        self.shared.stop();
     }
 }
 

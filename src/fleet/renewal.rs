@@ -35,6 +35,11 @@ pub(super) struct Shared {
     pub(super) refresh: Duration,
     pub(super) state: Mutex<State>,
     pub(super) on_grant: Mutex<Vec<OnGrant>>,
+    /// Serialises every change of the grant (the capacity set and the
+    /// callbacks told), so the last one told is the one in force; `true`
+    /// once the node stopped renewing (left or dropped), after which a
+    /// renewal still in flight on the task changes nothing.
+    pub(super) changes: Mutex<bool>,
 }
 
 /// The figures behind [`FleetStats`].
@@ -61,6 +66,39 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// A node of budget `budget_name` of `capacity` slots, not yet granted
+    /// any, with its `floor` and its `(lease, refresh)`, wanting `wants`.
+    pub(super) fn new(
+        budget_name: String,
+        resource: Arc<Resource>,
+        capacity: usize,
+        floor: usize,
+        (lease, refresh): (Duration, Duration),
+        wants: usize,
+    ) -> Shared {
+        Shared {
+            budget_name,
+            resource,
+            grant: AtomicUsize::new(usize::MAX),
+            budget: AtomicUsize::new(capacity),
+            floor,
+            lease,
+            refresh,
+            state: Mutex::new(State {
+                wants,
+                nodes: 0,
+                renewals: 0,
+                failed_renewals: 0,
+                renewed_at: Instant::now(),
+                deadline: Instant::now(),
+                at_floor: false,
+                learning: false,
+            }),
+            on_grant: Mutex::new(Vec::new()),
+            changes: Mutex::new(false),
+        }
+    }
+
     pub(super) fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -71,6 +109,10 @@ impl Shared {
     /// [`Resource::set_capacity_until`]), even before this task runs again.
     pub(super) fn apply(&self, answer: Answer, sent: Instant, wants: usize) {
         let deadline = lease_end(sent, self.lease);
+        let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        if *stopped {
+            return; // `abort` takes effect at the task's next await, not here
+        }
         {
             let mut state = self.state();
             state.wants = wants;
@@ -88,12 +130,23 @@ impl Shared {
             .resource
             .set_capacity_until(answer.target, deadline, self.floor);
         self.tell(answer.target);
+        drop(stopped);
     }
 
     /// The lease ran out unrenewed, or the node stopped renewing (the
     /// fleet left or dropped): its grant is good no longer, so it falls to
     /// the floor at once.
     pub(super) fn fall_to_floor(&self) {
+        let _changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        self.state().at_floor = true;
+        let _ = self.resource.set_capacity(self.floor);
+        self.tell(self.floor);
+    }
+
+    /// The node stopped renewing (left or dropped): it falls to the floor,
+    /// and no renewal still in flight on the task raises it again.
+    pub(super) fn stop(&self) {
+        *self.changes.lock().unwrap_or_else(PoisonError::into_inner) = true;
         self.state().at_floor = true;
         let _ = self.resource.set_capacity(self.floor);
         self.tell(self.floor);
@@ -104,9 +157,10 @@ impl Shared {
     /// reports it holds no more and the ledger frees the rest at once,
     /// rather than one renewal later.
     fn give_back(&self, wants: usize) {
+        let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         let grant = self.grant.load(Ordering::Relaxed);
         let state = self.state();
-        if wants >= grant || state.at_floor {
+        if *stopped || wants >= grant || state.at_floor {
             return;
         }
         let _ = self
@@ -114,9 +168,11 @@ impl Shared {
             .set_capacity_until(wants, state.deadline, self.floor);
         drop(state);
         self.tell(wants);
+        drop(stopped);
     }
 
-    /// Records `grant` and tells the callbacks, if it changed.
+    /// Records `grant` and tells the callbacks, if it changed. Called with
+    /// `changes` held.
     fn tell(&self, grant: usize) {
         if self.grant.swap(grant, Ordering::Relaxed) == grant {
             return;
@@ -213,7 +269,44 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::lease_end;
+    use super::{lease_end, Shared};
+    use crate::fleet::ledger::Answer;
+    use crate::Resource;
+
+    fn answer(target: usize) -> Answer {
+        Answer {
+            grant: target,
+            target,
+            nodes: 1,
+            learning: false,
+            capacity: 16,
+        }
+    }
+
+    /// A renewal answered while the node stops (the task is aborted only
+    /// at its next await) changes nothing once the node has stopped: the
+    /// resource stays at the floor, and the last grant told is the floor.
+    #[test]
+    fn a_renewal_applied_after_stop_changes_nothing() {
+        let resource = std::sync::Arc::new(Resource::new(1));
+        let lease = (Duration::from_secs(10), Duration::from_secs(1));
+        let shared = Shared::new("b".into(), resource.clone(), 16, 1, lease, 8);
+        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = told.clone();
+        shared
+            .on_grant
+            .lock()
+            .unwrap()
+            .push(Box::new(move |grant| record.lock().unwrap().push(grant)));
+        shared.apply(answer(8), Instant::now(), 8);
+        assert_eq!(resource.capacity(), 8);
+        shared.stop();
+        shared.apply(answer(12), Instant::now(), 12);
+        shared.give_back(0);
+        assert_eq!(resource.capacity(), 1);
+        assert_eq!(*told.lock().unwrap(), vec![8, 1]);
+        assert!(shared.stats().at_floor);
+    }
 
     /// One renewal in real time (seconds): sent by the node at `sent`, run
     /// by the script `delay` later; `answered` if its answer came back.
