@@ -75,8 +75,8 @@ mod renewal;
 mod stats;
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 pub use builder::FleetBuilder;
@@ -85,7 +85,7 @@ pub use meter::FleetMeter;
 pub use stats::FleetStats;
 
 use ledger::{Ledger, Mode};
-use renewal::{Shared, State};
+use renewal::Shared;
 
 use crate::Resource;
 
