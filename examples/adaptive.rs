@@ -325,6 +325,7 @@ fn report(runs: &[Run], base: Duration, phase_secs: u64) {
         .map(|&k| k as f64 / base.as_secs_f64())
         .sum::<f64>()
         / PHASES.len() as f64;
+    println!("== summary"); // what `benches/report.sh` puts on the results page
     println!(
         "downstream: K = {PHASES:?}, {phase_secs} s each, base {} ms; ideal goodput {ideal:.0}/s",
         base.as_millis()

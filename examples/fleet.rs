@@ -458,7 +458,6 @@ impl Run {
         let _ = self.downstream.child.wait();
         self.most = self.most.max(most_ever);
         let capacity = self.capacity;
-        println!();
         println!(
             "downstream: {served} requests served, at most {} at once (at {:.2}s); capacity {capacity}",
             self.most, self.most_at
@@ -784,6 +783,7 @@ fn drive(quick: bool) -> i32 {
     run.event(&format!("fair shares after {}", shown(joined)));
     run.watch(hold / 2);
 
+    println!("\n== summary"); // what `benches/report.sh` puts on the results page
     for (what, took) in [
         ("first shares", first),
         ("after the shift", shift),

@@ -6,7 +6,7 @@
 //! do, but its count is one word that every owned acquire and release in the
 //! process writes: the one shared cache line that sharding exists to avoid
 //! (52 ns per owned acquire and drop at 2 threads here, against 5.6 ns
-//! borrowed; `docs/benchmarks.md`). So each shard has an anchor of its own,
+//! borrowed; `docs/benchmarks/history.md`). So each shard has an anchor of its own,
 //! an `Arc` holding one reference to the counter; an owned permit clones the
 //! anchor of its thread's home shard, whose count sits on a cache line of its
 //! own, written only by the threads whose home that shard is.

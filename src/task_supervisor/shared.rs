@@ -80,7 +80,7 @@ pub(super) struct TaskShard {
 /// at a free entry and leaves by its key, with no hashing and, once the
 /// slab has grown to the shard's peak, no allocation. An entry is one word,
 /// moved in a register: a larger one, moved through memory, stalled every
-/// insertion on its store forwarding (see `docs/benchmarks.md`).
+/// insertion on its store forwarding (see `docs/benchmarks/history.md`).
 #[derive(Default)]
 pub(super) struct LiveSet {
     /// Ids handed out on this shard so far.

@@ -180,7 +180,7 @@ impl WorkerPoolBuilder {
     /// `count` is the number of timed messages.
     ///
     /// Timing a message costs a raw clock read on each side (about 11 ns
-    /// apiece on the AMD EPYC VM of `docs/benchmarks.md`) plus two histogram
+    /// apiece on the AMD EPYC VM of `docs/benchmarks/history.md`) plus two histogram
     /// records (done in batches, so the histograms' lock is taken once per 64
     /// samples). For a handler that takes a few nanoseconds that is a third
     /// of the cast's whole cost, which is why the default samples: one in 16

@@ -68,7 +68,7 @@
 //! The slots hold messages in `MaybeUninit` cells that the protocol above
 //! hands from one sender to the worker; the compiler cannot see that hand-off,
 //! so writing and reading them is `unsafe`, with the reasons given where it
-//! happens. `docs/benchmarks.md` (#16 item 10) has the measurement that
+//! happens. `docs/benchmarks/history.md` (#16 item 10) has the measurement that
 //! made it worth it: a cast against a bounded crossbeam channel in the same
 //! run. The ring's unit tests run under miri in CI, and the loom models of
 //! the worker pool explore it (loom's `UnsafeCell` checks every access).
@@ -119,7 +119,7 @@ const STRIPES: u64 = 16;
 /// writing the neighbouring slot of. (Laid out in order, a worker that
 /// kept up with its senders settled, in about half the runs of
 /// `benches/mailbox.rs`, into trading every line with them: 60 to 120 ns a
-/// message instead of 20; `docs/benchmarks.md`.)
+/// message instead of 20; `docs/benchmarks/history.md`.)
 #[derive(Debug, Clone, Copy)]
 struct Spread {
     /// `S - 1`, `S` a power of two, at most the ring's size.
