@@ -10,31 +10,18 @@
 
 mod support;
 
-use std::process::Command;
-
-use support::examples::example;
+use support::examples::run_example;
 
 #[test]
 fn a_node_stopped_past_its_lease_admits_nothing_on_it_when_resumed() {
-    let output = Command::new(example("fleet"))
-        .arg("--paused-node")
-        .output()
-        .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the example failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    run_example(
+        "fleet",
+        &["--paused-node"],
+        &[
+            "n0 stopped (SIGSTOP)",
+            "n1 holds the whole budget",
+            "n0 resumed (SIGCONT)",
+            "every check passed",
+        ],
     );
-    for expected in [
-        "n0 stopped (SIGSTOP)",
-        "n1 holds the whole budget",
-        "n0 resumed (SIGCONT)",
-        "every check passed",
-    ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
-    }
 }

@@ -22,3 +22,27 @@ pub fn example(name: &str) -> PathBuf {
         .join("examples")
         .join(name)
 }
+
+/// Runs example `name` with `args` to its end and checks it: it exits
+/// with success, prints each of `expected`, and prints no `FAILED`.
+/// Returns what it printed.
+pub fn run_example(name: &str, args: &[&str], expected: &[&str]) -> String {
+    let output = Command::new(example(name))
+        .args(args)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "the example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in expected {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    stdout
+}
