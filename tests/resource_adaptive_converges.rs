@@ -2,7 +2,8 @@
 //! downstream of `K` workers, each request `BASE` long, queueing beyond `K`;
 //! clients offering 4 × K at once through an adaptive resource that starts
 //! far from K. Margins are wide (a 2-core CI machine runs other tests
-//! meanwhile): over the last second the limit stays within [K / 2, 4 K],
+//! meanwhile, and a scheduling delay of a few ms inflates every latency;
+//! requests of 8 ms keep that small beside them): over the last second the limit stays within [K / 2, 4 K],
 //! where a limit that did not adapt would sit at its start or its maximum.
 //! The sleeps are the downstream's work.
 
@@ -15,7 +16,7 @@ use sidejob::adaptive::{Adaptive, Aimd};
 use sidejob::Resource;
 
 const K: usize = 4;
-const BASE: Duration = Duration::from_millis(4);
+const BASE: Duration = Duration::from_millis(8);
 
 /// `K` workers: a request waits for one, in turn, then takes `BASE`.
 struct Downstream {
