@@ -62,8 +62,8 @@ if [ -z "$from" ]; then
   unset SIDEJOB_BENCH_THREADS
   bench mailbox --bench mailbox -- "${crit[@]}" 'mailbox/(cast|call)/'
   echo "report.sh: examples" >&2
-  cargo run --quiet --release --all-features --example adaptive -- --svg docs/img/adaptive.svg > "$out/adaptive.log" 2>&1
-  cargo run --quiet --release --all-features --example fleet > "$out/fleet.log" 2>&1
+  cargo run --quiet --release --all-features --example adaptive -- --svg docs/img/adaptive.svg > "$out/adaptive.log" 2> "$out/adaptive.err"
+  cargo run --quiet --release --all-features --example fleet > "$out/fleet.log" 2> "$out/fleet.err"
   from=$out
 fi
 
