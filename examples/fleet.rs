@@ -25,10 +25,12 @@
 //! in-flight, the downstream's concurrency) and checks:
 //!
 //! 1. the downstream never served more than the capacity at once;
-//! 2. after a demand shift, the grants reach the fair shares within 2.5
+//! 2. after a demand shift, the grants reach the fair shares within 3.5
 //!    refreshes: half a refresh for the change to fill the window a node's
 //!    demand looks at, one renewal of the node that shrinks to give the
-//!    slots back, one of the node that grows to take them (typically two);
+//!    slots back, one of the node that grows to take them (typically two),
+//!    and one more where a small node's claim overshot (Little's law over
+//!    few requests) and it gives the excess back;
 //! 3. a dead node's share is back with the others within lease + refresh;
 //! 4. Redis ran at most nodes / refresh scripts a second;
 //! 5. the grants recorded in Redis never summed to more than the capacity;
@@ -669,12 +671,13 @@ fn drive(quick: bool) -> i32 {
     run.event(&format!("fair shares after {}", shown(shift)));
     // A node sees a change of its demand once it fills the half refresh
     // its demand looks at; then one renewal of the node that shrinks gives
-    // the slots back, and one of the node that grows takes them.
-    let shift_bound = REFRESH * 5 / 2 + SEEN;
+    // the slots back, and one of the node that grows takes them; one more
+    // where a small node's claim overshot and it gives the excess back.
+    let shift_bound = REFRESH * 7 / 2 + SEEN;
     match shift {
         Some(took) if took <= shift_bound => {}
         _ => failures.push(format!(
-            "the shares took {} after the shift, more than 2.5 refreshes",
+            "the shares took {} after the shift, more than 3.5 refreshes",
             shown(shift)
         )),
     }
