@@ -19,8 +19,6 @@
 //! cargo run --release --example redis_pool --features tokio -- --tasks 64 --max-size 8
 //! ```
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +27,10 @@ use clap::Parser;
 use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 use sidejob::{AsyncManager, AsyncObjectPool, AsyncPooled};
+
+#[allow(dead_code)]
+#[path = "../tests/support/redis_server.rs"]
+mod redis_server;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -61,69 +63,6 @@ impl AsyncManager for RedisManager {
         let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(connection).await;
         matches!(pong.as_deref(), Ok("PONG"))
     }
-}
-
-/// A `redis-server` child process on `port`, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(port: u16) -> Server {
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!("redis-server could not start ({error}); install it (Debian: redis-server)")
-            });
-        let server = Server { child, port };
-        server.wait_ready();
-        server
-    }
-
-    /// Waits until the server accepts a connection and answers `PING`.
-    fn wait_ready(&self) {
-        let started = Instant::now();
-        let client = redis::Client::open(self.url()).expect("a valid URL");
-        loop {
-            if let Ok(mut connection) = client.get_connection() {
-                if redis::cmd("PING").query::<String>(&mut connection).is_ok() {
-                    return;
-                }
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "redis-server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
 }
 
 #[derive(Debug, Default)]
@@ -177,9 +116,8 @@ async fn wave(pool: &Arc<AsyncObjectPool<RedisManager>>, args: &Args, name: &str
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args = Args::parse();
-    let port = free_port();
-    let mut server = Server::start(port);
-    println!("redis-server on 127.0.0.1:{port}");
+    let mut server = redis_server::RedisServer::start();
+    println!("redis-server on 127.0.0.1:{}", server.port);
 
     let manager = RedisManager {
         client: redis::Client::open(server.url()).expect("a valid URL"),
@@ -227,8 +165,7 @@ async fn main() {
         "tasks beyond max_size waited their turn",
     );
 
-    server.kill();
-    server = Server::start(port);
+    server.restart_empty();
     println!("redis-server killed and restarted on the same port");
 
     let checks_before = pool.stats().failed_take_checks;

@@ -1,6 +1,7 @@
 //! A real `redis-server` on a free port of 127.0.0.1, without persistence,
 //! killed when dropped. A test that needs one fails, never skips, when
-//! `redis-server` is not installed (`.ci/run` installs it).
+//! `redis-server` is not installed (`.ci/run` installs it). The examples
+//! that start one include this file too (`#[path]`).
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -97,6 +98,7 @@ pub const REFRESH: Duration = Duration::from_millis(300);
 
 /// Joins node `node` with `resource` to budget `budget` of `capacity` on
 /// `server`, with the tests' lease and refresh.
+#[cfg(feature = "redis")]
 pub async fn join(
     server: &RedisServer,
     budget: &str,
