@@ -265,7 +265,10 @@ impl Fleet {
     /// # Errors
     ///
     /// A [`FleetError::Setting`] naming `capacity` above 2²⁴ − 1;
-    /// [`FleetError::Redis`] if Redis cannot be reached.
+    /// [`FleetError::Redis`] if Redis cannot be reached, or does not answer
+    /// within the `redis` crate's response timeout (500 ms; a stopped or
+    /// partitioned Redis): the capacity may or may not have changed then,
+    /// and calling again is safe.
     ///
     /// # Cancel safety
     ///
