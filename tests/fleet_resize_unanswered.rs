@@ -5,7 +5,6 @@
 //! `redis-server`.
 #![cfg(feature = "redis")]
 
-use std::process::Command;
 use std::sync::Arc;
 
 mod support;
@@ -14,24 +13,16 @@ use support::redis_server::{join, RedisServer, LEASE};
 use sidejob::fleet::FleetError;
 use sidejob::Resource;
 
-fn signal(server: &RedisServer, signal: &str) {
-    let sent = Command::new("kill")
-        .args([signal, &server.pid().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success(), "kill {signal} failed");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resize_gives_up_when_redis_does_not_answer() {
     let server = RedisServer::start();
     let resource = Arc::new(Resource::new(8));
     let fleet = join(&server, "unanswered", 8, "a", &resource).await;
 
-    signal(&server, "-STOP");
+    server.signal("-STOP");
     // Far more than the lease: only a call that waits for ever runs out.
     let resized = tokio::time::timeout(LEASE * 10, fleet.set_capacity(4)).await;
-    signal(&server, "-CONT");
+    server.signal("-CONT");
     let resized = resized.expect("set_capacity waited past ten leases");
     assert!(matches!(resized, Err(FleetError::Redis(_))), "{resized:?}");
 

@@ -55,6 +55,15 @@ impl RedisServer {
         self.child.id()
     }
 
+    /// Sends it `signal` (`-STOP`, `-CONT`) with `kill`.
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill {signal} {}", self.pid());
+    }
+
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
