@@ -868,6 +868,11 @@ fn drive(quick: bool) -> i32 {
     run.watch(hold / 2);
 
     println!("\n== summary"); // what `benches/report.sh` puts on the results page
+    println!("timeline (seconds since the nodes started):");
+    for event in &run.events {
+        println!("{event}");
+    }
+    println!("figures and checks:");
     println!("{script_rate}");
     for (what, took) in [
         ("first shares", first),
