@@ -10,6 +10,10 @@
 //!
 //! A resource without a deadline pays one load of a read-mostly word and a
 //! branch; one with a deadline, a read of the time-stamp counter as well.
+//! Every expiry reads one clock, made at the process's first deadline:
+//! making a `quanta` clock checks the CPU (`cpuid`, tens of µs in a VM) and
+//! calibrates it the first time, a cost a resource never leased must not
+//! pay when it is built.
 //!
 //! What it cannot do: a thread that passed the check, then was stopped
 //! before its CAS, admits once on resuming; and a permit admitted before
@@ -38,9 +42,6 @@ pub(super) struct Expiry {
     deadline: AtomicU64,
     /// The capacity from the deadline on.
     fallback: AtomicUsize,
-    clock: Clock,
-    /// Nanoseconds per raw unit of the clock.
-    nanos_per_raw: f64,
     /// Serialises arming, disarming and expiring.
     lock: Mutex<()>,
 }
@@ -48,17 +49,19 @@ pub(super) struct Expiry {
 /// A deadline that never comes.
 const NONE: u64 = 0;
 
-/// The clock expiries read: the CPU's time-stamp counter where it is
-/// reliable, else the OS's monotonic clock; under loom, one mock clock that
-/// only [`advance_loom_clock`] moves.
-pub(super) fn clock() -> Clock {
+/// The clock expiries read, made on first use: the CPU's time-stamp
+/// counter where it is reliable, else the OS's monotonic clock; under loom,
+/// one mock clock that only [`advance_loom_clock`] moves.
+#[inline]
+fn clock() -> &'static Clock {
     #[cfg(sidejob_loom)]
     {
-        LOOM_CLOCK.get_or_init(Clock::mock).0.clone()
+        &LOOM_CLOCK.get_or_init(Clock::mock).0
     }
     #[cfg(not(sidejob_loom))]
     {
-        Clock::new()
+        static CLOCK: std::sync::OnceLock<Clock> = std::sync::OnceLock::new();
+        CLOCK.get_or_init(Clock::new)
     }
 }
 
@@ -74,17 +77,11 @@ pub fn advance_loom_clock(by: std::time::Duration) {
 }
 
 impl Expiry {
-    /// An expiry with no deadline, reading `clock`.
-    pub(super) fn new(clock: Clock) -> Expiry {
-        // The clock scales raw readings linearly: a span's nanoseconds over
-        // its raw units is the rate.
-        const SPAN: u64 = 1 << 40;
-        let nanos_per_raw = clock.delta_as_nanos(0, SPAN) as f64 / SPAN as f64;
+    /// An expiry with no deadline.
+    pub(super) fn new() -> Expiry {
         Expiry {
             deadline: AtomicU64::new(NONE),
             fallback: AtomicUsize::new(0),
-            clock,
-            nanos_per_raw,
             lock: Mutex::new(()),
         }
     }
@@ -95,7 +92,7 @@ impl Expiry {
     pub(super) fn passed(&self) -> bool {
         // Acquire: pairs with `arm`'s Release (see the module's orderings).
         let deadline = self.deadline.load(Ordering::Acquire);
-        deadline != NONE && self.clock.raw() >= deadline
+        deadline != NONE && clock().raw() >= deadline
     }
 
     /// Past the deadline: lowers `counter`'s capacity to the fallback, once.
@@ -120,6 +117,8 @@ impl Expiry {
         fallback: usize,
     ) -> Result<(), BuildError> {
         crate::admission::check_capacity(fallback)?;
+        // Made (the first time) before the lock, which acquires may wait on.
+        let clock = clock();
         let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -128,14 +127,18 @@ impl Expiry {
         }
         counter.set_capacity(capacity)?;
         self.fallback.store(fallback, Ordering::Relaxed);
-        // Release: the capacity above is set before any thread sees this
-        // deadline.
-        let raw_left = if self.nanos_per_raw > 0.0 {
-            (left.as_nanos() as f64 / self.nanos_per_raw) as u64
+        // The clock scales raw readings linearly: a span's nanoseconds over
+        // its raw units is the rate.
+        const SPAN: u64 = 1 << 40;
+        let nanos_per_raw = clock.delta_as_nanos(0, SPAN) as f64 / SPAN as f64;
+        let raw_left = if nanos_per_raw > 0.0 {
+            (left.as_nanos() as f64 / nanos_per_raw) as u64
         } else {
             u64::MAX
         };
-        let deadline = self.clock.raw().saturating_add(raw_left.max(1)).max(1);
+        let deadline = clock.raw().saturating_add(raw_left.max(1)).max(1);
+        // Release: the capacity above is set before any thread sees this
+        // deadline.
         self.deadline.store(deadline, Ordering::Release);
         Ok(())
     }

@@ -336,7 +336,7 @@ impl Resource {
             counter,
             governor,
             anchors,
-            expiry: Expiry::new(expiry::clock()),
+            expiry: Expiry::new(),
             rates,
             name,
         }
