@@ -577,6 +577,18 @@ impl Run {
         self.events.push(line);
     }
 
+    /// Prints the header and the event `joined`, then samples until the
+    /// shares are fair (within three leases: the budget's first lease is a
+    /// learning one); returns how long that took, if they were.
+    fn first_shares(&mut self, joined: &str) -> Option<Duration> {
+        self.header();
+        self.event(joined);
+        let capacity = self.capacity;
+        let first = self.watch_until(LEASE * 3, |nodes| Run::fair(nodes, capacity));
+        self.event(&format!("fair shares after {}", shown(first)));
+        first
+    }
+
     /// Samples the fleet every tick for `time`, printing a timeline row
     /// every few ticks.
     fn watch(&mut self, time: Duration) {
@@ -721,14 +733,11 @@ fn drive(quick: bool) -> i32 {
         redis.port, downstream.port
     );
     let mut run = Run::start(&redis, downstream, &[BUSY, 4, 2]);
-    run.header();
     let capacity = run.capacity;
     let mut failures = Vec::new();
 
     // The budget's first lease is a learning one: shares come after it.
-    run.event("3 nodes join, demand 24 / 4 / 2");
-    let first = run.watch_until(LEASE * 3, |nodes| Run::fair(nodes, capacity));
-    run.event(&format!("fair shares after {}", shown(first)));
+    let first = run.first_shares("3 nodes join, demand 24 / 4 / 2");
     let mut stats = redis.connection();
     redis::cmd("CONFIG")
         .arg("RESETSTAT")
@@ -918,12 +927,9 @@ fn drive_paused() -> i32 {
     let downstream = Downstream::start();
     let mut run = Run::start(&redis, downstream, &[BUSY, BUSY]);
     run.prompt_only = true;
-    run.header();
     let capacity = run.capacity;
     let mut failures = Vec::new();
-    run.event("2 nodes join, demand 24 / 24");
-    let first = run.watch_until(LEASE * 3, |nodes| Run::fair(nodes, capacity));
-    run.event(&format!("fair shares after {}", shown(first)));
+    let first = run.first_shares("2 nodes join, demand 24 / 24");
     run.watch(REFRESH * 2);
     signal(run.nodes[0].child.id(), "-STOP");
     run.nodes[0].alive = false;

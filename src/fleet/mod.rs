@@ -17,9 +17,10 @@
 //! Sampled from the resource eight times a refresh, over the last half
 //! refresh: the peak of its usage; if it refused requests, the load it was
 //! offered by Little's law (what it held times the requests offered over
-//! those admitted); its floor when idle; never more than the budget. Just before a renewal, a node that wants less than its
-//! grant lowers its capacity to what it wants, so the slots it no longer
-//! uses go back to the ledger with that very renewal.
+//! those admitted); its floor when idle; never more than the budget.
+//! Just before a renewal, a node that wants less than its grant lowers its
+//! capacity to what it wants, so the slots it no longer uses go back to
+//! the ledger with that very renewal.
 //!
 //! # What it promises
 //!
