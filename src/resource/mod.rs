@@ -494,6 +494,9 @@ impl Resource {
     /// deadline are not revoked. A thread stopped between its check and
     /// its admission admits once on resuming.
     ///
+    /// Lease a plain resource: an adaptive one's governor sets the capacity
+    /// each window, over the leased one (a fleet's `join` refuses one).
+    ///
     /// # Errors
     ///
     /// A [`BuildError`] naming `capacity` if `capacity` or `fallback` is
