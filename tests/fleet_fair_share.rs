@@ -13,6 +13,10 @@ use support::redis_server::RedisServer;
 
 const SCRIPT: &str = include_str!("../src/fleet/renew.lua");
 
+/// A lease of eleven days: the turns of the slots left over rotate every
+/// lease, so within a test they stand still.
+const LEASE_MS: u64 = 1_000_000_000;
+
 struct Answer {
     grant: u64,
     target: u64,
@@ -27,21 +31,26 @@ fn renew(
     holding: u64,
 ) -> Answer {
     let tag = format!("{{sidejob:fleet:{budget}}}");
-    let (status, grant, target, _, _, _): (String, u64, u64, u64, u64, u64) =
-        redis::Script::new(SCRIPT)
-            .key(format!("{tag}:meta"))
-            .key(format!("{tag}:grants"))
-            .key(format!("{tag}:wants"))
-            .key(format!("{tag}:expiry"))
-            .key(format!("{tag}:learned"))
-            .arg(format!("node-{node}"))
-            .arg(capacity)
-            .arg(60_000)
-            .arg(want)
-            .arg(holding)
-            .arg("renew")
-            .invoke(connection)
-            .expect("the script runs");
+    type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+    let (status, grant, target, _, _, _, _, _): Reply = redis::Script::new(SCRIPT)
+        .key(format!("{tag}:meta"))
+        .key(format!("{tag}:grants"))
+        .key(format!("{tag}:wants"))
+        .key(format!("{tag}:expiry"))
+        .key(format!("{tag}:learned"))
+        .key(format!("{tag}:owners"))
+        .arg(format!("node-{node}"))
+        .arg(format!("token-{node}"))
+        .arg(capacity)
+        .arg(LEASE_MS)
+        .arg(LEASE_MS) // refresh: no gap between calls is long here
+        .arg(want)
+        .arg(holding)
+        .arg("renew")
+        .arg(-1)
+        .arg(-1)
+        .invoke(connection)
+        .expect("the script runs");
     assert_eq!(status, "ok");
     Answer { grant, target }
 }
@@ -61,7 +70,9 @@ proptest! {
         let _: () = redis::cmd("HSET")
             .arg(format!("{{sidejob:fleet:{budget}}}:meta"))
             .arg("capacity").arg(capacity)
+            .arg("lease").arg(LEASE_MS)
             .arg("learn_until").arg(0)
+            .arg("last").arg(0)
             .query(&mut connection)
             .unwrap();
         let nodes = wants.len();
@@ -91,6 +102,8 @@ proptest! {
                 prop_assert!(last[node] > 0, "node {} starves: {:?}", node, last);
             }
         }
-        prop_assert!(last.iter().sum::<u64>() <= capacity);
+        // No slot idles: the shares take the whole budget, or every want.
+        let wanted: u64 = wants.iter().sum();
+        prop_assert_eq!(last.iter().sum::<u64>(), wanted.min(capacity), "{:?} of {}", last, capacity);
     }
 }

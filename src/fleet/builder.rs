@@ -33,7 +33,7 @@ pub struct FleetBuilder {
     pub(super) capacity: Option<usize>,
     pub(super) lease: Duration,
     pub(super) refresh: Duration,
-    pub(super) floor: usize,
+    pub(super) floor: Option<usize>,
     pub(super) node: Option<String>,
 }
 
@@ -45,7 +45,7 @@ impl FleetBuilder {
             capacity: None,
             lease: Duration::from_secs(10),
             refresh: Duration::from_secs(1),
-            floor: 0,
+            floor: None,
             node: None,
         }
     }
@@ -95,8 +95,20 @@ impl FleetBuilder {
         self
     }
 
-    /// What the node keeps once it could not renew past its lease.
-    /// Default 0: a node cut off from Redis admits nothing. Above 0, the
+    /// What the node keeps once it could not renew past its lease, and
+    /// admits while it is not in the budget (joining, after a failed join,
+    /// leaving, dropped); also the least it wants.
+    ///
+    /// By default a node cut off from Redis past its lease falls to its
+    /// *safe share*, the capacity over the nodes it saw at its last
+    /// renewal (Doorman's safe capacity), and admits nothing while out of
+    /// the budget: a fleet that loses Redis all at once (Redis down,
+    /// stopped, failing over) keeps serving within the budget. The cost in
+    /// strictness: a node cut off *alone* (a partition, a process stopped
+    /// past its lease) keeps its safe share while the others' grants grow
+    /// into the slots the ledger freed, so the fleet can exceed the budget
+    /// by the safe shares of the nodes cut off. Set `floor(0)` where the
+    /// budget is a hard limit: a node cut off admits nothing. Above 0, the
     /// fleet may exceed the budget by the floors of the nodes cut off.
     ///
     /// # Examples
@@ -106,12 +118,17 @@ impl FleetBuilder {
     /// # let _ = builder;
     /// ```
     pub fn floor(mut self, floor: usize) -> Self {
-        self.floor = floor;
+        self.floor = Some(floor);
         self
     }
 
     /// The node's name in the budget, unique across the fleet. Default:
-    /// the host name, the process id and a random suffix.
+    /// the host name, the process id and a random suffix. A join under a
+    /// name whose lease another process holds is refused (a
+    /// [`FleetError::Setting`] naming `node`): two processes under one
+    /// name would renew one ledger entry and hold twice its grant. A
+    /// process restarted under its old name joins once the old lease has
+    /// run out (or at once, if the old one left).
     ///
     /// # Examples
     ///
@@ -124,18 +141,29 @@ impl FleetBuilder {
         self
     }
 
-    /// Joins the budget with `resource`: registers the node, waits (up to
-    /// the lease) for its first grant, sets the resource's capacity to it,
-    /// and spawns the renewal task on the current tokio runtime.
+    /// Joins the budget with `resource`: lowers the resource's capacity to
+    /// the floor set (0 by default) at once, registers the node, waits for
+    /// its first grant, sets the resource's capacity to it, and spawns the
+    /// renewal task on the current tokio runtime. The whole join, a
+    /// connection included, takes at most lease + 2 refreshes: a budget's
+    /// first lease (and a learning one) grants nothing new, and a full
+    /// budget gives way within two refreshes. Where the budget has fewer
+    /// slots than nodes, a node whose turn has not come joins with a grant
+    /// of 0 (the turns rotate every lease; [`Fleet::on_grant`] tells it).
     ///
     /// # Errors
     ///
     /// A [`FleetError::Setting`] naming `capacity` (unset, above 2²⁴ − 1,
-    /// or unlike the budget's in Redis), `lease` (zero), `refresh` (zero,
-    /// or not under a third of the lease), `floor` (above the capacity),
-    /// `redis_url`, or `resource` (an adaptive one: it sets its own
-    /// capacity); [`FleetError::Redis`] if Redis cannot be reached;
-    /// [`FleetError::NoGrant`] if no grant came within the lease.
+    /// or unlike the budget's in Redis), `lease` (zero, or unlike the
+    /// budget's in Redis), `refresh` (zero, or not under a third of the
+    /// lease), `floor` (above the capacity), `redis_url` (unparsable, or a
+    /// scheme this build cannot connect with: `rediss://` needs TLS, which
+    /// is not built in), `node` (another process holds that name's lease
+    /// in the budget), or `resource` (an adaptive one: it sets its own
+    /// capacity); [`FleetError::Redis`] with the first error as Redis gave
+    /// it (refused, a wrong password, no answer in time);
+    /// [`FleetError::NoGrant`] if no grant came in time. After an error
+    /// found in Redis, the resource is left at the floor.
     ///
     /// # Panics
     ///
@@ -144,7 +172,8 @@ impl FleetBuilder {
     /// # Cancel safety
     ///
     /// Dropping the future before it completes leaves at most a lease in
-    /// the ledger, which runs out; nothing is spawned until it completes.
+    /// the ledger, which runs out, and the resource at the floor; nothing
+    /// is spawned until it completes.
     ///
     /// # Examples
     ///
@@ -181,13 +210,10 @@ impl FleetBuilder {
                 ),
             ));
         }
-        if self.floor > capacity {
+        if let Some(floor) = self.floor.filter(|&floor| floor > capacity) {
             return Err(FleetError::invalid(
                 "floor",
-                format!(
-                    "must be at most the capacity ({capacity}), was {}",
-                    self.floor
-                ),
+                format!("must be at most the capacity ({capacity}), was {floor}"),
             ));
         }
         if self.budget.is_empty() {

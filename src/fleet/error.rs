@@ -26,15 +26,17 @@ use std::fmt;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum FleetError {
-    /// A setting is out of range, or the budget exists with another
-    /// capacity (`capacity`).
+    /// A setting is out of range; the budget exists with another
+    /// `capacity` or `lease`; or another process holds the `node`'s name
+    /// in the budget.
     Setting {
         /// The setting's name.
         setting: &'static str,
         /// What was wrong.
         reason: String,
     },
-    /// Redis could not be reached, or refused the script.
+    /// Redis could not be reached (refused, a wrong password, no answer
+    /// in time), or refused the script.
     Redis(redis::RedisError),
     /// No grant came within the lease.
     NoGrant,
@@ -46,6 +48,16 @@ impl FleetError {
             setting,
             reason: reason.into(),
         }
+    }
+
+    /// Redis did not answer within the call's bound, as a
+    /// [`Redis`](FleetError::Redis) error of kind `TimedOut`.
+    pub(super) fn timed_out(what: &str) -> FleetError {
+        let error = std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("redis did not answer in time ({what})"),
+        );
+        FleetError::Redis(redis::RedisError::from(error))
     }
 
     /// The setting a [`Setting`](FleetError::Setting) error names, if it is one.

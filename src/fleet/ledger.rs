@@ -1,10 +1,17 @@
 //! [`Ledger`]: the budget's state in Redis, changed only by one script
 //! (`renew.lua`), one call per node per refresh.
 
-use redis::aio::ConnectionManager;
-use redis::Script;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, Script};
 
 use super::FleetError;
+
+/// How long Redis may take to answer one call, and to accept a connection.
+pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// What a renewal (or a join, or a resize) answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,12 +21,20 @@ pub(super) struct Answer {
     /// The slots the node should admit up to: its fair share, within the
     /// grant (below it while the node gives back what it holds).
     pub(super) target: usize,
+    /// The node's fair share, whether or not the others have made room
+    /// for it yet.
+    pub(super) share: usize,
     /// The nodes holding a lease.
     pub(super) nodes: usize,
-    /// Whether the budget is learning after an empty start.
+    /// Whether the budget is learning (after an empty start, or a ledger
+    /// that may be stale).
     pub(super) learning: bool,
     /// The budget's capacity.
     pub(super) capacity: usize,
+    /// When the ledger's lease for this call ends (ms, the server's
+    /// clock): sent back with the next call, so the script can tell a
+    /// ledger that lost the write.
+    pub(super) expiry: i64,
 }
 
 /// How a call of the script treats the capacity it is given.
@@ -43,15 +58,29 @@ impl Mode {
     }
 }
 
-/// One node's handle on a budget's keys. Cheap to clone: the connection is
-/// redis-rs's `ConnectionManager`, which reconnects by itself.
+/// What the node last heard from the ledger about its own record: the
+/// expiry its last applied call was answered with, and how long ago (on
+/// the node's clock) it sent that call; `None` when unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub(super) expiry: i64,
+    pub(super) since: Duration,
+}
+
+/// One node's handle on a budget's keys. Cheap to clone: clones share one
+/// connection, replaced after any failed call (so a demoted primary's
+/// `READONLY`, a dropped connection or a timeout are followed by a fresh
+/// connection at the next call, one try per call).
 #[derive(Clone)]
 pub(super) struct Ledger {
-    connection: ConnectionManager,
+    client: Client,
+    connection: Arc<Mutex<Option<MultiplexedConnection>>>,
     script: Script,
-    keys: [String; 5],
+    keys: [String; 6],
     node: String,
+    token: String,
     lease_ms: u64,
+    refresh_ms: u64,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -64,80 +93,161 @@ impl std::fmt::Debug for Ledger {
 }
 
 impl Ledger {
-    /// Connects to `url` for `budget`'s keys, as `node`.
+    /// Connects to `url` for `budget`'s keys, as `node`, once: the first
+    /// error (refused, a wrong password, a timeout) is reported as it is.
     pub(super) async fn connect(
         url: &str,
         budget: &str,
         node: &str,
-        lease_ms: u64,
+        (lease, refresh): (Duration, Duration),
     ) -> Result<Ledger, FleetError> {
-        let client = redis::Client::open(url)
+        let client = Client::open(url)
             .map_err(|error| FleetError::invalid("redis_url", error.to_string()))?;
-        let connection = ConnectionManager::new(client).await?;
         // One hash tag: every key in one Redis Cluster slot, as one script
         // needs.
         let tag = format!("{{sidejob:fleet:{budget}}}");
-        Ok(Ledger {
-            connection,
+        let millis = |time: Duration| u64::try_from(time.as_millis()).unwrap_or(u64::MAX);
+        let ledger = Ledger {
+            client,
+            connection: Arc::new(Mutex::new(None)),
             script: Script::new(include_str!("renew.lua")),
-            keys: ["meta", "grants", "wants", "expiry", "learned"]
+            keys: ["meta", "grants", "wants", "expiry", "learned", "owners"]
                 .map(|key| format!("{tag}:{key}")),
             node: node.to_owned(),
-            lease_ms,
-        })
+            token: token(),
+            lease_ms: millis(lease),
+            refresh_ms: millis(refresh),
+        };
+        ledger.connection().await?;
+        Ok(ledger)
+    }
+
+    /// The connection, made afresh if the last call failed.
+    async fn connection(&self) -> Result<MultiplexedConnection, FleetError> {
+        if let Some(connection) = self.slot().as_ref() {
+            return Ok(connection.clone());
+        }
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(RESPONSE_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT));
+        let connection = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        *self.slot() = Some(connection.clone());
+        Ok(connection)
+    }
+
+    /// Drops the connection, so the next call connects afresh: for a call
+    /// given up on before Redis answered.
+    pub(super) fn reset(&self) {
+        *self.slot() = None;
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<MultiplexedConnection>> {
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Renews (or joins, or resizes): one script call, loaded once and
     /// re-sent by redis-rs when Redis answers `NOSCRIPT`.
     pub(super) async fn renew(
-        &mut self,
+        &self,
         mode: Mode,
         capacity: usize,
         want: usize,
         holding: usize,
+        seen: Option<Seen>,
     ) -> Result<Answer, FleetError> {
-        let (status, grant, target, nodes, learning, known): (String, u64, u64, u64, u64, u64) =
-            self.call(mode.as_str(), capacity, want, holding).await?;
-        if status == "capacity" {
-            return Err(FleetError::invalid(
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+        let (status, grant, target, nodes, learning, known, expiry, share): Reply = self
+            .call(mode.as_str(), capacity, (want, holding), seen)
+            .await?;
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        match status.as_str() {
+            "capacity" => Err(FleetError::invalid(
                 "capacity",
                 format!("this node gave {capacity}, the budget in Redis has {known}"),
-            ));
+            )),
+            "lease" => Err(FleetError::invalid(
+                "lease",
+                format!(
+                    "this node gave {} ms, the budget in Redis has {known} ms",
+                    self.lease_ms
+                ),
+            )),
+            "owner" => Err(FleetError::invalid(
+                "node",
+                format!(
+                    "another process holds `{}` in this budget (its lease ends in {expiry} ms); \
+                     each node needs its own name",
+                    self.node
+                ),
+            )),
+            _ => Ok(Answer {
+                grant: size(grant),
+                target: size(target),
+                share: size(share),
+                nodes: size(nodes),
+                learning: learning != 0,
+                capacity: size(known),
+                expiry,
+            }),
         }
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        Ok(Answer {
-            grant: size(grant),
-            target: size(target),
-            nodes: size(nodes),
-            learning: learning != 0,
-            capacity: size(known),
-        })
     }
 
     /// Gives the node's grant back at once.
-    pub(super) async fn leave(&mut self) -> Result<(), FleetError> {
-        let _: (String, u64, u64, u64, u64, u64) = self.call("leave", 0, 0, 0).await?;
+    pub(super) async fn leave(&self) -> Result<(), FleetError> {
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+        let _: Reply = self.call("leave", 0, (0, 0), None).await?;
         Ok(())
     }
 
     async fn call<T: redis::FromRedisValue>(
-        &mut self,
+        &self,
         mode: &str,
         capacity: usize,
-        want: usize,
-        holding: usize,
+        (want, holding): (usize, usize),
+        seen: Option<Seen>,
     ) -> Result<T, FleetError> {
+        let mut connection = self.connection().await?;
         let mut invocation = self.script.prepare_invoke();
         for key in &self.keys {
             invocation.key(key);
         }
+        let (expiry, since) = match seen {
+            Some(seen) => (
+                seen.expiry,
+                i64::try_from(seen.since.as_millis()).unwrap_or(i64::MAX),
+            ),
+            None => (-1, -1),
+        };
         invocation
             .arg(&self.node)
+            .arg(&self.token)
             .arg(capacity)
             .arg(self.lease_ms)
+            .arg(self.refresh_ms)
             .arg(want)
             .arg(holding)
-            .arg(mode);
-        Ok(invocation.invoke_async(&mut self.connection).await?)
+            .arg(mode)
+            .arg(expiry)
+            .arg(since);
+        let reply = invocation.invoke_async(&mut connection).await;
+        if reply.is_err() {
+            // Whatever went wrong (a timeout, a dropped connection, a
+            // demoted primary's READONLY), the next call connects afresh.
+            *self.slot() = None;
+        }
+        Ok(reply?)
     }
+}
+
+/// A random token naming one `Fleet` in the ledger's `owners`.
+fn token() -> String {
+    let state = RandomState::new();
+    let high = state.hash_one(std::time::Instant::now());
+    let low = state.hash_one(std::process::id());
+    format!("{high:016x}{low:016x}")
 }

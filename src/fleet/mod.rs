@@ -115,7 +115,8 @@ use crate::Resource;
 pub struct Fleet {
     shared: Arc<Shared>,
     ledger: Ledger,
-    renewals: tokio::task::JoinHandle<()>,
+    /// The renewal task; taken by `leave`, which waits for it to drain.
+    renewals: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Fleet {
@@ -144,49 +145,80 @@ impl Fleet {
             ));
         }
         let node = settings.node.clone().unwrap_or_else(default_node);
-        let lease_ms = u64::try_from(settings.lease.as_millis()).unwrap_or(u64::MAX);
-        let began = Instant::now();
-        let connecting = Ledger::connect(&settings.url, &settings.budget, &node, lease_ms);
-        let mut ledger = tokio::time::timeout(settings.lease, connecting)
-            .await
-            .map_err(|_| FleetError::NoGrant)??;
+        let (lease, refresh) = (settings.lease, settings.refresh);
+        // Everything a join does, reconnects included, within this.
+        let deadline = tokio::time::Instant::now() + lease + refresh * 2;
+        let idle_floor = settings.floor.unwrap_or(0);
         // Until a grant comes, the node wants what its resource was built
-        // with, and holds what it has in flight.
-        let wants = resource.capacity().max(settings.floor).min(capacity);
-        let (answer, sent) = loop {
-            let sent = Instant::now();
-            let holding = resource.usage();
-            // A Redis that stopped answering (paused, partitioned) must not
-            // hold the join past its lease.
-            let renewal = ledger.renew(Mode::Join, capacity, wants, holding);
-            let answer = tokio::time::timeout(settings.lease, renewal)
-                .await
-                .map_err(|_| FleetError::NoGrant)??;
-            // Past a budget's first lease (or an empty restart's), a node
-            // gets its share; a full budget gives way within two refreshes.
-            if answer.target > 0 || began.elapsed() > settings.lease + settings.refresh {
-                break (answer, sent);
-            }
-            tokio::time::sleep(settings.refresh).await;
-        };
-        if answer.target == 0 && wants > 0 {
-            let _ = ledger.leave().await;
-            return Err(FleetError::NoGrant);
-        }
+        // with, and admits only its idle floor: a join that fails leaves
+        // it there, closed rather than open.
+        let wants = resource.capacity().max(idle_floor).min(capacity);
+        let _ = resource.set_capacity(idle_floor); // checked: at most the capacity
         let shared = Arc::new(Shared::new(
             settings.budget.clone(),
             resource,
             capacity,
             settings.floor,
-            (settings.lease, settings.refresh),
+            (lease, refresh),
             wants,
         ));
-        shared.apply(answer, sent, wants);
+        let connecting = Ledger::connect(&settings.url, &settings.budget, &node, (lease, refresh));
+        let ledger = match tokio::time::timeout_at(deadline, connecting).await {
+            Ok(connected) => connected?,
+            Err(_) => return Err(FleetError::timed_out("connecting")),
+        };
+        let mut failed = None;
+        let granted = tokio::time::timeout_at(deadline, async {
+            loop {
+                let call = shared.call();
+                let holding = shared.resource.capacity().max(shared.resource.usage());
+                match ledger
+                    .renew(Mode::Join, capacity, wants, holding, call.seen)
+                    .await
+                {
+                    Ok(answer) => {
+                        shared.answered(call, Some(answer), wants);
+                        // Past a budget's first lease (or a learning one), a
+                        // node gets its share; a full budget gives way
+                        // within two refreshes; with more nodes than slots,
+                        // a node whose turn has not come joins with none.
+                        if answer.target > 0 || (!answer.learning && answer.share == 0) {
+                            return Ok(());
+                        }
+                    }
+                    Err(error @ FleetError::Setting { .. }) => return Err(error),
+                    Err(error) => {
+                        shared.answered(call, None, wants);
+                        failed = Some(error);
+                    }
+                }
+                tokio::time::sleep(refresh).await;
+            }
+        })
+        .await;
+        let error = match granted {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(error),
+            Err(_) => Some(failed.take().unwrap_or(FleetError::NoGrant)),
+        };
+        if let Some(error) = error {
+            shared.stop();
+            if !matches!(
+                &error,
+                FleetError::Setting {
+                    setting: "node",
+                    ..
+                }
+            ) {
+                let _ = tokio::time::timeout(refresh, ledger.leave()).await;
+            }
+            return Err(error);
+        }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
         Ok(Fleet {
             shared,
             ledger,
-            renewals,
+            renewals: Some(renewals),
         })
     }
 
@@ -252,12 +284,7 @@ impl Fleet {
     /// # }
     /// ```
     pub fn on_grant(&self, follow: impl Fn(usize) + Send + Sync + 'static) {
-        follow(self.grant());
-        self.shared
-            .on_grant
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Box::new(follow));
+        self.shared.follow(Box::new(follow));
     }
 
     /// Changes the budget's capacity for the whole fleet: each node follows
@@ -267,7 +294,7 @@ impl Fleet {
     ///
     /// A [`FleetError::Setting`] naming `capacity` above 2²⁴ − 1;
     /// [`FleetError::Redis`] if Redis cannot be reached, or does not answer
-    /// within the `redis` crate's response timeout (500 ms; a stopped or
+    /// within 500 ms, a reconnect included (a stopped, killed or
     /// partitioned Redis): the capacity may or may not have changed then,
     /// and calling again is safe.
     ///
@@ -289,23 +316,33 @@ impl Fleet {
         let shared = &self.shared;
         let wants = shared.state().wants;
         let holding = shared.resource.capacity().max(shared.resource.usage());
-        let sent = Instant::now();
-        let mut ledger = self.ledger.clone();
-        let answer = ledger.renew(Mode::Resize, capacity, wants, holding).await?;
-        shared.apply(answer, sent, wants);
-        Ok(())
+        let call = shared.call();
+        let resize = self
+            .ledger
+            .renew(Mode::Resize, capacity, wants, holding, call.seen);
+        // One bound over the whole call, a reconnect included.
+        let answer = match tokio::time::timeout(ledger::RESPONSE_TIMEOUT, resize).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.ledger.reset();
+                Err(FleetError::timed_out("resizing"))
+            }
+        };
+        shared.answered(call, answer.as_ref().ok().copied(), wants);
+        answer.map(|_| ())
     }
 
-    /// Leaves the budget: stops renewing, lowers the resource's capacity to
-    /// the floor, waits (up to the lease) for the permits it holds above the
-    /// floor to be released, and gives the grant back, so the others'
-    /// grants can grow at their next renewal.
+    /// Leaves the budget: lowers the resource's capacity to the floor set
+    /// with [`FleetBuilder::floor`] (0 by default) at once, keeps renewing
+    /// what the node still holds until the permits above that floor are
+    /// released (however long that takes: the ledger never hands out a
+    /// slot still in use), then gives the grant back, so the others' grants
+    /// can grow at their next renewal.
     ///
     /// # Cancel safety
     ///
-    /// The renewals stop and the capacity falls at once; dropped before
-    /// Redis answers, the grant stays in the ledger until its lease runs
-    /// out.
+    /// The capacity falls at once; dropped before it completes, the drain
+    /// goes on in the background, as after dropping the `Fleet`.
     ///
     /// # Examples
     ///
@@ -315,22 +352,18 @@ impl Fleet {
     /// # }
     /// ```
     pub async fn leave(mut self) {
-        self.renewals.abort();
-        let shared = &self.shared;
-        shared.stop();
-        let began = Instant::now();
-        while shared.resource.usage() > shared.floor && began.elapsed() < shared.lease {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        self.shared.stop();
+        if let Some(renewals) = self.renewals.take() {
+            let _ = renewals.await;
         }
-        let _ = tokio::time::timeout(shared.refresh, self.ledger.leave()).await;
     }
 }
 
 impl Drop for Fleet {
-    /// Stops renewing and lowers the resource's capacity to the floor at
-    /// once (nothing would renew the grant); the lease runs out in Redis.
+    /// Lowers the resource's capacity to the floor set (0 by default) at
+    /// once; the renewal task drains in the background as in
+    /// [`leave`](Fleet::leave), then gives the grant back.
     fn drop(&mut self) {
-        self.renewals.abort();
         self.shared.stop();
     }
 }

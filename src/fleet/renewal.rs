@@ -1,5 +1,7 @@
 //! The renewal task: renews a node's lease every refresh, applies the
-//! grants, and falls to the floor when the lease runs out unrenewed.
+//! grants, falls to the floor when the lease runs out unrenewed, and, once
+//! the node leaves or is dropped, drains: it keeps renewing what the node
+//! still holds until its permits are back, then gives the grant back.
 //!
 //! # The node's lease clock
 //!
@@ -9,14 +11,25 @@
 //! stops using a grant before the ledger gives its slots to others, as
 //! long as the two clocks run at rates within the margin (a tenth of the
 //! lease).
+//!
+//! # Calls and answers
+//!
+//! Every call of the script (a renewal, a join's, a resize) takes a number
+//! in send order; an answer older than one already applied is dropped, so
+//! a slow renewal never undoes a resize answered before it. The node also
+//! remembers the expiry its last applied answer carried and sends it back
+//! with the next call: the script compares it with its record, and a
+//! record that is not the one it wrote (writes lost) starts a learning
+//! lease. After a call that got no answer, or a lease that ran out, the
+//! node does not know what the ledger holds and sends nothing to compare.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::demand::Demand;
-use super::ledger::{Answer, Ledger, Mode};
+use super::ledger::{Answer, Ledger, Mode, Seen};
 use super::FleetStats;
 use crate::Resource;
 
@@ -30,19 +43,25 @@ pub(super) struct Shared {
     pub(super) resource: Arc<Resource>,
     pub(super) grant: AtomicUsize,
     pub(super) budget: AtomicUsize,
-    pub(super) floor: usize,
+    /// The floor set with `FleetBuilder::floor`; `None`: the safe share,
+    /// the budget over the nodes seen at the last renewal.
+    pub(super) floor: Option<usize>,
     pub(super) lease: Duration,
     pub(super) refresh: Duration,
     pub(super) state: Mutex<State>,
     pub(super) on_grant: Mutex<Vec<OnGrant>>,
     /// Serialises every change of the grant (the capacity set and the
     /// callbacks told), so the last one told is the one in force; `true`
-    /// once the node stopped renewing (left or dropped), after which a
-    /// renewal still in flight on the task changes nothing.
+    /// once the node stopped renewing (left or dropped), after which an
+    /// answer still in flight changes nothing.
     pub(super) changes: Mutex<bool>,
+    /// Set when the node leaves or is dropped: the task drains and leaves.
+    leaving: AtomicBool,
+    /// The number the next call takes, in send order.
+    calls: AtomicU64,
 }
 
-/// The figures behind [`FleetStats`].
+/// The figures behind [`FleetStats`], and what the node last heard.
 #[derive(Debug)]
 pub(super) struct State {
     pub(super) wants: usize,
@@ -54,6 +73,20 @@ pub(super) struct State {
     pub(super) deadline: Instant,
     pub(super) at_floor: bool,
     pub(super) learning: bool,
+    /// The number of the last call whose answer (or failure) counted.
+    applied: u64,
+    /// The expiry the last applied answer carried, and when its call was
+    /// sent; `None` when unknown.
+    seen: Option<(i64, Instant)>,
+}
+
+/// One call of the script as the node sent it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Call {
+    number: u64,
+    pub(super) sent: Instant,
+    /// What the node tells the script it last heard.
+    pub(super) seen: Option<Seen>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -66,20 +99,21 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    /// A node of budget `budget_name` of `capacity` slots, not yet granted
-    /// any, with its `floor` and its `(lease, refresh)`, wanting `wants`.
+    /// A node of budget `budget_name` of `capacity` slots, admitting its
+    /// idle floor until a grant comes, with its `floor` and its
+    /// `(lease, refresh)`, wanting `wants`.
     pub(super) fn new(
         budget_name: String,
         resource: Arc<Resource>,
         capacity: usize,
-        floor: usize,
+        floor: Option<usize>,
         (lease, refresh): (Duration, Duration),
         wants: usize,
     ) -> Shared {
         Shared {
             budget_name,
             resource,
-            grant: AtomicUsize::new(usize::MAX),
+            grant: AtomicUsize::new(floor.unwrap_or(0)),
             budget: AtomicUsize::new(capacity),
             floor,
             lease,
@@ -93,9 +127,13 @@ impl Shared {
                 deadline: Instant::now(),
                 at_floor: false,
                 learning: false,
+                applied: 0,
+                seen: None,
             }),
             on_grant: Mutex::new(Vec::new()),
             changes: Mutex::new(false),
+            leaving: AtomicBool::new(false),
+            calls: AtomicU64::new(0),
         }
     }
 
@@ -103,53 +141,120 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records an answer to a renewal sent at `sent`, and admits up to its
-    /// target until the lease runs out: past `sent + lease − margin`, the
-    /// resource's own acquires lower it to the floor (see
-    /// [`Resource::set_capacity_until`]), even before this task runs again.
-    pub(super) fn apply(&self, answer: Answer, sent: Instant, wants: usize) {
-        let deadline = lease_end(sent, self.lease);
+    /// What the node admits while it is not in the budget (joining, left,
+    /// dropped) and the least it wants: the floor set, or 0.
+    pub(super) fn idle_floor(&self) -> usize {
+        self.floor.unwrap_or(0)
+    }
+
+    /// What the node falls to once its lease ran out unrenewed: the floor
+    /// set, or its safe share of the budget (the capacity over the nodes),
+    /// so a fleet that lost Redis all at once keeps serving within it.
+    fn cut_off_floor(&self, capacity: usize, nodes: usize) -> usize {
+        self.floor.unwrap_or(capacity / nodes.max(1))
+    }
+
+    /// Numbers a call about to be sent, with what the node last heard.
+    pub(super) fn call(&self) -> Call {
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let sent = Instant::now();
+        let seen = self.state().seen.map(|(expiry, at)| Seen {
+            expiry,
+            since: sent.saturating_duration_since(at),
+        });
+        Call { number, sent, seen }
+    }
+
+    /// Records what `call` got (`None`: no answer, or an error), and admits
+    /// up to the answer's target until the lease runs out: past
+    /// `sent + lease − margin`, the resource's own acquires lower it to the
+    /// floor (see [`Resource::set_capacity_until`]), even before this task
+    /// runs again. An answer to a call older than one already applied
+    /// changes nothing.
+    pub(super) fn answered(&self, call: Call, answer: Option<Answer>, wants: usize) {
+        let deadline = lease_end(call.sent, self.lease);
         let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        if *stopped {
-            return; // `abort` takes effect at the task's next await, not here
+        let mut state = self.state();
+        if call.number <= state.applied {
+            return;
         }
-        {
-            let mut state = self.state();
-            state.wants = wants;
-            state.nodes = answer.nodes;
-            state.renewals += 1;
-            state.renewed_at = Instant::now();
-            state.deadline = deadline;
-            state.at_floor = false;
-            state.learning = answer.learning;
-        }
+        state.applied = call.number;
+        let Some(answer) = answer else {
+            state.failed_renewals += 1;
+            state.seen = None;
+            return;
+        };
+        state.seen = Some((answer.expiry, call.sent));
+        state.renewals += 1;
+        state.renewed_at = Instant::now();
+        state.nodes = answer.nodes;
+        state.learning = answer.learning;
         self.budget.store(answer.capacity, Ordering::Relaxed);
+        if *stopped {
+            return; // left or dropped: the capacity stays at the floor
+        }
+        state.wants = wants;
+        state.deadline = deadline;
+        state.at_floor = false;
+        drop(state);
+        let floor = self.cut_off_floor(answer.capacity, answer.nodes);
         // Checked at join: the grant and the floor are at most the budget,
         // at most 2^24 - 1.
         let _ = self
             .resource
-            .set_capacity_until(answer.target, deadline, self.floor);
+            .set_capacity_until(answer.target, deadline, floor);
         self.tell(answer.target);
         drop(stopped);
     }
 
-    /// The lease ran out unrenewed, or the node stopped renewing (the
-    /// fleet left or dropped): its grant is good no longer, so it falls to
-    /// the floor at once.
-    pub(super) fn fall_to_floor(&self) {
-        let _changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        self.state().at_floor = true;
-        let _ = self.resource.set_capacity(self.floor);
-        self.tell(self.floor);
+    /// Whether the lease ran out unrenewed (and the node is not yet at its
+    /// floor).
+    fn expired(&self) -> bool {
+        let state = self.state();
+        Instant::now() >= state.deadline && !state.at_floor
     }
 
-    /// The node stopped renewing (left or dropped): it falls to the floor,
-    /// and no renewal still in flight on the task raises it again.
+    /// The lease ran out unrenewed: its grant is good no longer, so it
+    /// falls to its cut-off floor at once, and no longer knows what the
+    /// ledger holds for it.
+    fn fall_to_floor(&self) {
+        let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        if *stopped {
+            return;
+        }
+        let floor = {
+            let mut state = self.state();
+            state.at_floor = true;
+            state.seen = None;
+            self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
+        };
+        let _ = self.resource.set_capacity(floor);
+        self.tell(floor);
+        drop(stopped);
+    }
+
+    /// The node leaves or is dropped: it falls to its idle floor at once,
+    /// no answer still in flight raises it again, and the task drains.
     pub(super) fn stop(&self) {
-        *self.changes.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        let mut stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        *stopped = true;
+        self.leaving.store(true, Ordering::Relaxed);
         self.state().at_floor = true;
-        let _ = self.resource.set_capacity(self.floor);
-        self.tell(self.floor);
+        let _ = self.resource.set_capacity(self.idle_floor());
+        self.tell(self.idle_floor());
+        drop(stopped);
+    }
+
+    /// Registers `follow` and tells it the grant now, with no change in
+    /// between.
+    pub(super) fn follow(&self, follow: OnGrant) {
+        let _changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        let grant = self.grant.load(Ordering::Relaxed);
+        let _ = catch_unwind(AssertUnwindSafe(|| follow(grant)));
+        self.on_grant
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(follow);
     }
 
     /// Before a renewal: a node wanting less than its grant lowers its
@@ -163,9 +268,10 @@ impl Shared {
         if *stopped || wants >= grant || state.at_floor {
             return;
         }
+        let floor = self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes);
         let _ = self
             .resource
-            .set_capacity_until(wants, state.deadline, self.floor);
+            .set_capacity_until(wants, state.deadline, floor);
         drop(state);
         self.tell(wants);
         drop(stopped);
@@ -214,8 +320,26 @@ pub(super) fn lease_end(sent: Instant, lease: Duration) -> Instant {
     sent + lease - lease / 10
 }
 
-/// Renews every refresh until aborted (the `Fleet` dropped or left).
-pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
+/// One renewal: the script called with `want` and `holding`, given up
+/// after a refresh; its answer recorded.
+async fn renew(shared: &Shared, ledger: &Ledger, want: usize, holding: usize) -> bool {
+    let budget = shared.budget.load(Ordering::Relaxed);
+    let call = shared.call();
+    let renewal = ledger.renew(Mode::Renew, budget, want, holding, call.seen);
+    let answer = match tokio::time::timeout(shared.refresh, renewal).await {
+        Ok(answer) => answer.ok(),
+        Err(_) => {
+            ledger.reset();
+            None
+        }
+    };
+    let answered = answer.is_some();
+    shared.answered(call, answer, want);
+    answered
+}
+
+/// Renews every refresh until the node leaves or is dropped, then drains.
+pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
     let mut demand = Demand::new(&shared.resource);
     let mut samples = tokio::time::interval(shared.refresh / 8);
     samples.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -225,42 +349,48 @@ pub(super) async fn run(shared: Arc<Shared>, mut ledger: Ledger) {
     let mut ticks: u32 = 0;
     loop {
         samples.tick().await;
+        if shared.leaving.load(Ordering::Relaxed) {
+            break;
+        }
         demand.sample(&shared.resource);
         ticks = ticks.wrapping_add(1);
-        if ticks % 8 != 1 {
-            let expired = {
-                let state = shared.state();
-                Instant::now() >= state.deadline && !state.at_floor
-            };
-            if expired {
+        if ticks % 8 != 1 || ticks == 1 {
+            // (The interval's first tick is at once.)
+            if shared.expired() {
                 shared.fall_to_floor();
             }
             continue;
         }
-        if ticks == 1 {
-            continue; // the interval's first tick is at once
-        }
         let budget = shared.budget.load(Ordering::Relaxed);
         let grant = shared.grant.load(Ordering::Relaxed);
-        let wants = demand.want(&shared.resource, grant, shared.floor, budget);
+        let wants = demand.want(&shared.resource, grant, shared.idle_floor(), budget);
         shared.give_back(wants);
         let holding = shared.resource.capacity().max(shared.resource.usage());
-        let sent = Instant::now();
-        let renewal = ledger.renew(Mode::Renew, budget, wants, holding);
-        match tokio::time::timeout(shared.refresh, renewal).await {
-            Ok(Ok(answer)) => shared.apply(answer, sent, wants),
-            Ok(Err(_)) | Err(_) => {
-                let expired = {
-                    let mut state = shared.state();
-                    state.failed_renewals += 1;
-                    Instant::now() >= state.deadline && !state.at_floor
-                };
-                if expired {
-                    shared.fall_to_floor();
-                }
-            }
+        if !renew(&shared, &ledger, wants, holding).await && shared.expired() {
+            shared.fall_to_floor();
         }
     }
+    drain(&shared, &ledger, &mut samples).await;
+}
+
+/// The node left or was dropped, its capacity at its idle floor: until the
+/// permits above it are back, it keeps renewing what it still holds, so
+/// the ledger never hands those slots to another node; then it gives its
+/// grant back.
+async fn drain(shared: &Shared, ledger: &Ledger, samples: &mut tokio::time::Interval) {
+    let mut renewed = Instant::now();
+    loop {
+        let usage = shared.resource.usage();
+        if usage <= shared.idle_floor() {
+            break;
+        }
+        if renewed.elapsed() >= shared.refresh {
+            renewed = Instant::now();
+            renew(shared, ledger, usage, usage).await;
+        }
+        samples.tick().await;
+    }
+    let _ = tokio::time::timeout(shared.refresh, ledger.leave()).await;
 }
 
 #[cfg(test)]
@@ -277,10 +407,47 @@ mod tests {
         Answer {
             grant: target,
             target,
+            share: target,
             nodes: 1,
             learning: false,
             capacity: 16,
+            expiry: 0,
         }
+    }
+
+    /// Answers applied out of order: the older call's answer, arriving
+    /// after a newer one's, changes nothing (a slow renewal never undoes a
+    /// resize answered before it).
+    #[test]
+    fn an_answer_older_than_one_applied_changes_nothing() {
+        let resource = std::sync::Arc::new(Resource::new(1));
+        let lease = (Duration::from_secs(10), Duration::from_secs(1));
+        let shared = Shared::new("b".into(), resource.clone(), 16, None, lease, 8);
+        let (renewal, resize) = (shared.call(), shared.call());
+        shared.answered(resize, Some(answer(4)), 8);
+        shared.answered(renewal, Some(answer(12)), 8);
+        assert_eq!(resource.capacity(), 4);
+        assert_eq!(shared.stats().renewals, 1);
+        // A failed call newer than the last answer: the node no longer
+        // knows what the ledger holds for it.
+        assert!(shared.call().seen.is_some());
+        shared.answered(shared.call(), None, 8);
+        assert!(shared.call().seen.is_none());
+    }
+
+    /// `on_grant`'s callback is told the grant now and every change after,
+    /// none lost in between.
+    #[test]
+    fn a_follower_is_told_the_grant_now_and_every_change_after() {
+        let resource = std::sync::Arc::new(Resource::new(1));
+        let lease = (Duration::from_secs(10), Duration::from_secs(1));
+        let shared = Shared::new("b".into(), resource, 16, None, lease, 8);
+        shared.answered(shared.call(), Some(answer(5)), 8);
+        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = told.clone();
+        shared.follow(Box::new(move |grant| record.lock().unwrap().push(grant)));
+        shared.answered(shared.call(), Some(answer(7)), 8);
+        assert_eq!(*told.lock().unwrap(), vec![5, 7]);
     }
 
     /// A renewal answered while the node stops (the task is aborted only
@@ -290,21 +457,18 @@ mod tests {
     fn a_renewal_applied_after_stop_changes_nothing() {
         let resource = std::sync::Arc::new(Resource::new(1));
         let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new("b".into(), resource.clone(), 16, 1, lease, 8);
+        let shared = Shared::new("b".into(), resource.clone(), 16, Some(1), lease, 8);
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = told.clone();
-        shared
-            .on_grant
-            .lock()
-            .unwrap()
-            .push(Box::new(move |grant| record.lock().unwrap().push(grant)));
-        shared.apply(answer(8), Instant::now(), 8);
+        shared.follow(Box::new(move |grant| record.lock().unwrap().push(grant)));
+        shared.answered(shared.call(), Some(answer(8)), 8);
         assert_eq!(resource.capacity(), 8);
+        let late = shared.call();
         shared.stop();
-        shared.apply(answer(12), Instant::now(), 12);
+        shared.answered(late, Some(answer(12)), 12);
         shared.give_back(0);
         assert_eq!(resource.capacity(), 1);
-        assert_eq!(*told.lock().unwrap(), vec![8, 1]);
+        assert_eq!(*told.lock().unwrap(), vec![1, 8, 1]);
         assert!(shared.stats().at_floor);
     }
 
