@@ -20,7 +20,8 @@
 //!   changes a node's demand on its stdin.
 //!
 //! Then it shifts the demand between the nodes, `kill -9`s one, stops
-//! Redis (`SIGSTOP`) for longer than a lease and resumes it, restarts Redis
+//! Redis (`SIGSTOP`) for longer than a lease (the nodes keep serving their
+//! safe shares, the budget over the nodes) and resumes it, restarts Redis
 //! empty, and adds a node. It prints a timeline (each node's grant and
 //! in-flight, the downstream's concurrency) and checks:
 //!
@@ -42,7 +43,9 @@
 //! (the tests run it so). `--paused-node` runs another scenario: of two
 //! busy nodes one is stopped (`SIGSTOP`) until the other holds the whole
 //! budget, then resumed; the downstream must never serve more than the
-//! capacity, as the resumed node must admit nothing on its stale grant.
+//! capacity, as the resumed node must admit nothing on its stale grant
+//! (its nodes have `floor(0)`, the hard limit: with the default safe
+//! share, a node cut off alone keeps its share on top of the others').
 //! There the downstream counts apart the requests that reached it more
 //! than a second after their admission: those the node admitted on its
 //! valid lease just before it was stopped and sent once resumed.
@@ -201,8 +204,8 @@ fn now_ns() -> u128 {
 /// prints `status <grant> <in flight> <renewals> <failed renewals>` every
 /// [`TICK`].
 fn node(args: &[String]) {
-    let [url, budget, name, port, demand] = args else {
-        panic!("usage: fleet node <redis url> <budget> <name> <downstream port> <demand>");
+    let [url, budget, name, port, demand, floor] = args else {
+        panic!("usage: fleet node <redis url> <budget> <name> <downstream port> <demand> <floor|share>");
     };
     let port: u16 = port.parse().expect("a port");
     let demand = Arc::new(AtomicUsize::new(demand.parse().expect("a demand")));
@@ -213,15 +216,18 @@ fn node(args: &[String]) {
         .expect("a runtime");
     // Until its first grant, a node wants what its resource was built with.
     let resource = Arc::new(Resource::new(CAPACITY));
+    let mut builder = Fleet::builder(url, budget)
+        .capacity(CAPACITY)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .node(name);
+    // By default a node cut off from Redis past its lease keeps its safe
+    // share (the budget over the nodes); `0` for a hard limit.
+    if floor != "share" {
+        builder = builder.floor(floor.parse().expect("a floor"));
+    }
     let fleet = runtime
-        .block_on(
-            Fleet::builder(url, budget)
-                .capacity(CAPACITY)
-                .lease(LEASE)
-                .refresh(REFRESH)
-                .node(name)
-                .join(&resource),
-        )
+        .block_on(builder.join(&resource))
         .unwrap_or_else(|error| panic!("{name} joins: {error}"));
     let (admitted, requests) = crossbeam_channel::unbounded::<(OwnedPermit, u128)>();
     for _ in 0..WORKERS {
@@ -330,7 +336,13 @@ struct NodeProcess {
 }
 
 impl NodeProcess {
-    fn start(url: &str, budget: &str, name: &str, port: u16, demand: usize) -> NodeProcess {
+    fn start(
+        url: &str,
+        budget: &str,
+        name: &str,
+        (port, demand): (u16, usize),
+        floor: &str,
+    ) -> NodeProcess {
         let mut child = Command::new(std::env::current_exe().expect("this example's path"))
             .args([
                 "node",
@@ -339,6 +351,7 @@ impl NodeProcess {
                 name,
                 &port.to_string(),
                 &demand.to_string(),
+                floor,
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -476,8 +489,14 @@ struct Run {
 }
 
 impl Run {
-    /// Starts one node per demand, `n0`, `n1`...
-    fn start(redis: &redis_server::RedisServer, downstream: Downstream, demands: &[usize]) -> Run {
+    /// Starts one node per demand, `n0`, `n1`..., with `floor` (a number,
+    /// or `share`: the default).
+    fn start(
+        redis: &redis_server::RedisServer,
+        downstream: Downstream,
+        demands: &[usize],
+        floor: &str,
+    ) -> Run {
         let nodes = demands
             .iter()
             .enumerate()
@@ -486,8 +505,8 @@ impl Run {
                     &redis.url(),
                     BUDGET,
                     &format!("n{i}"),
-                    downstream.port,
-                    demand,
+                    (downstream.port, demand),
+                    floor,
                 )
             })
             .collect();
@@ -732,7 +751,7 @@ fn drive(quick: bool) -> i32 {
         "redis-server on 127.0.0.1:{}, downstream on 127.0.0.1:{}; budget {CAPACITY}, lease {LEASE:?}, refresh {REFRESH:?}, requests served in {SERVE:?}",
         redis.port, downstream.port
     );
-    let mut run = Run::start(&redis, downstream, &[BUSY, 4, 2]);
+    let mut run = Run::start(&redis, downstream, &[BUSY, 4, 2], "share");
     let capacity = run.capacity;
     let mut failures = Vec::new();
 
@@ -824,12 +843,28 @@ fn drive(quick: bool) -> i32 {
     }
     run.watch(hold / 2);
 
-    // Redis stops for longer than a lease: every node falls to its floor
-    // (0) at its lease's end, and nothing is served; then it resumes.
+    // Redis stops for longer than a lease: every node falls to its safe
+    // share (the budget over the nodes) at its lease's end, and the fleet
+    // keeps serving within the budget; then it resumes, and the ledger,
+    // silent for longer than a few refreshes, learns for a lease.
     run.ledger = None;
     signal(redis.pid(), "-STOP");
     run.event("redis-server stopped (SIGSTOP)");
     run.watch(LEASE + LEASE / 2);
+    let serving: Vec<usize> = run
+        .nodes
+        .iter()
+        .filter(|node| node.alive)
+        .map(NodeProcess::grant)
+        .collect();
+    run.event(&format!(
+        "past the lease, the nodes cut off admit {serving:?}: their safe shares"
+    ));
+    if serving.contains(&0) {
+        failures.push(format!(
+            "a node cut off from Redis stopped serving: grants {serving:?}"
+        ));
+    }
     signal(redis.pid(), "-CONT");
     run.event("redis-server resumed (SIGCONT)");
     run.ledger = Some(redis.connection());
@@ -868,8 +903,8 @@ fn drive(quick: bool) -> i32 {
         &url,
         budget,
         "n3",
-        run.downstream.port,
-        BUSY,
+        (run.downstream.port, BUSY),
+        "share",
     ));
     run.event("n3 joins, demand 24");
     let joined = run.watch_until(LEASE * 2, |nodes| Run::fair(nodes, capacity));
@@ -925,7 +960,9 @@ fn drive(quick: bool) -> i32 {
 fn drive_paused() -> i32 {
     let redis = redis_server::RedisServer::start();
     let downstream = Downstream::start();
-    let mut run = Run::start(&redis, downstream, &[BUSY, BUSY]);
+    // A node cut off alone keeps a floor above 0 on top of the others'
+    // grants: this scenario is the hard limit, `floor(0)`.
+    let mut run = Run::start(&redis, downstream, &[BUSY, BUSY], "0");
     run.prompt_only = true;
     let capacity = run.capacity;
     let mut failures = Vec::new();

@@ -152,8 +152,8 @@ redis.call('HSET', owners, node, token)
 -- node wanting at most an equal share of what is left gets its want; the
 -- first that wants more, and all after it, get an equal share of the rest.
 -- What the equal shares leave over (fewer slots than capped nodes) goes one
--- slot each to capped nodes in an order that changes every lease, so every
--- node gets its turn and no slot idles.
+-- slot each to capped nodes in turns that move every lease, so every node
+-- gets its turn and no slot idles.
 local all = redis.call('HGETALL', wants)
 local entries = {}
 for i = 1, #all, 2 do
@@ -176,15 +176,25 @@ if level ~= nil and want > level then
   target = level
   local extra = left - level * (#entries - first_capped + 1)
   if extra > 0 then
-    local period = ':' .. math.floor(now / lease)
-    local mine = redis.sha1hex(node .. period)
-    local ahead = 0
+    -- The capped nodes in a fixed order (a hash of the name), and a window
+    -- of `extra` of them that moves on by `extra` every lease: with k
+    -- capped nodes, each has a turn within ceil(k / extra) leases.
+    local capped = {}
     for i = first_capped, #entries do
-      if redis.sha1hex(entries[i][1] .. period) < mine then
-        ahead = ahead + 1
+      capped[#capped + 1] = redis.sha1hex(entries[i][1]) .. entries[i][1]
+    end
+    table.sort(capped)
+    local mine = redis.sha1hex(node) .. node
+    local rank = 0
+    for i = 1, #capped do
+      if capped[i] == mine then
+        rank = i - 1
+        break
       end
     end
-    if ahead < extra then
+    local k = #capped
+    local offset = ((math.floor(now / lease) % k) * extra) % k
+    if (rank - offset) % k < extra then
       target = level + 1
     end
   end

@@ -8,6 +8,7 @@ pub mod async_objects;
 pub mod backend;
 pub mod block_on;
 pub mod examples;
+pub mod fleet_load;
 pub mod homes;
 #[cfg(feature = "http")]
 pub mod http;
@@ -18,4 +19,5 @@ pub mod panics;
 pub mod redis_server;
 pub mod serial;
 pub mod stress;
+pub mod tcp_proxy;
 pub mod workers;

@@ -1,15 +1,27 @@
-//! A real `redis-server` on a free port of 127.0.0.1, without persistence,
-//! killed when dropped. A test that needs one fails, never skips, when
-//! `redis-server` is not installed (`.ci/run` installs it). The examples
-//! that start one include this file too (`#[path]`).
+//! A real `redis-server` on a free port of 127.0.0.1, without persistence
+//! unless asked, killed when dropped. A test that needs one fails, never
+//! skips, when `redis-server` is not installed (`.ci/run` installs it). The
+//! examples that start one include this file too (`#[path]`).
 
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
     child: Child,
     pub port: u16,
+    options: Options,
+}
+
+/// How a server is started: more arguments, environment variables (a
+/// preloaded library), and whether it answers `PING` without a password.
+#[derive(Clone, Default)]
+pub struct Options {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The password it requires, if any (`--requirepass`).
+    pub password: Option<String>,
 }
 
 impl RedisServer {
@@ -20,22 +32,50 @@ impl RedisServer {
 
     /// Starts one on `port`, empty.
     pub fn start_on(port: u16) -> RedisServer {
-        let child = Command::new("redis-server")
+        RedisServer::start_with(port, Options::default())
+    }
+
+    /// Starts one on `port` with `options`, in its own working directory
+    /// (where `SAVE` writes its snapshot, and a restart reads it).
+    pub fn start_with(port: u16, options: Options) -> RedisServer {
+        let dir = RedisServer::dir_of(port);
+        std::fs::create_dir_all(&dir).expect("a directory for redis-server");
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!("redis-server could not start ({error}); this test needs it (Debian: apt-get install redis-server)")
-            });
-        let server = RedisServer { child, port };
+            .arg("--dir")
+            .arg(&dir)
+            .args(&options.args)
+            .envs(options.env.iter().map(|(key, value)| (key, value)))
+            .stdout(Stdio::null());
+        if let Some(password) = &options.password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command.spawn().unwrap_or_else(|error| {
+            panic!("redis-server could not start ({error}); this test needs it (Debian: apt-get install redis-server)")
+        });
+        let server = RedisServer {
+            child,
+            port,
+            options,
+        };
         server.wait_ready();
         server
     }
 
+    /// The working directory of the server on `port`.
+    pub fn dir_of(port: u16) -> PathBuf {
+        std::env::temp_dir().join(format!("sidejob-redis-{}-{port}", std::process::id()))
+    }
+
     fn wait_ready(&self) {
         let started = Instant::now();
-        let client = redis::Client::open(self.url()).expect("a valid URL");
+        let url = match &self.options.password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{}/", self.port),
+            None => self.url(),
+        };
+        let client = redis::Client::open(url).expect("a valid URL");
         loop {
             if let Ok(mut connection) = client.get_connection() {
                 if redis::cmd("PING").query::<String>(&mut connection).is_ok() {
@@ -89,7 +129,36 @@ impl RedisServer {
     pub fn restart_empty(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        *self = RedisServer::start_on(self.port);
+        let _ = std::fs::remove_dir_all(RedisServer::dir_of(self.port));
+        *self = RedisServer::start_with(self.port, self.options.clone());
+    }
+
+    /// Kills it (`kill -9`: nothing saved at exit) and starts it again on
+    /// the same port and directory, so it loads its last snapshot.
+    pub fn restart_from_snapshot(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let options = self.options.clone();
+        let port = self.port;
+        // Not dropped: the directory holds the snapshot.
+        let old = std::mem::replace(self, RedisServer::start_with(port, options));
+        std::mem::forget(old);
+    }
+
+    /// Kills it, so nothing answers on its port.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// A command on a fresh connection, its answer ignored.
+    pub fn run(&self, command: &[&str]) {
+        let mut cmd = redis::cmd(command[0]);
+        for arg in &command[1..] {
+            cmd.arg(*arg);
+        }
+        cmd.exec(&mut self.connection())
+            .unwrap_or_else(|error| panic!("{command:?}: {error}"));
     }
 }
 
@@ -97,6 +166,7 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(RedisServer::dir_of(self.port));
     }
 }
 

@@ -1,0 +1,54 @@
+//! Load on a fleet's node: threads that hold permits for a while, again
+//! and again, counting the permits held across every node at once.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sidejob::Resource;
+
+/// Load on a node: threads that hold permits for a while, again and again,
+/// counting in `in_flight` the permits held across every node.
+pub struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    pub fn start(
+        resource: &Arc<Resource>,
+        threads: usize,
+        in_flight: &Arc<AtomicUsize>,
+        most: &Arc<AtomicUsize>,
+    ) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let (resource, stop) = (Arc::clone(resource), Arc::clone(&stop));
+                let (in_flight, most) = (Arc::clone(in_flight), Arc::clone(most));
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        match resource.try_acquire() {
+                            Ok(permit) => {
+                                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                                most.fetch_max(now, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(5));
+                                in_flight.fetch_sub(1, Ordering::SeqCst);
+                                drop(permit);
+                            }
+                            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load { stop, threads }
+    }
+
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+    }
+}
