@@ -17,10 +17,10 @@
 //! Sampled from the resource eight times a refresh, over the last half
 //! refresh: the peak of its usage; if it refused requests, the load it was
 //! offered by Little's law (what it held times the requests offered over
-//! those admitted); its floor when idle; never more than the budget.
-//! Just before a renewal, a node that wants less than its grant lowers its
-//! capacity to what it wants, so the slots it no longer uses go back to
-//! the ledger with that very renewal.
+//! those admitted); the floor set with [`FleetBuilder::floor`] when idle;
+//! never more than the budget. Just before a renewal, a node that wants
+//! less than its grant lowers its capacity to what it wants, so the slots
+//! it no longer uses go back to the ledger with that very renewal.
 //!
 //! # What it promises
 //!
@@ -29,24 +29,47 @@
 //!   below what its node may still hold (a node that must shrink admits up
 //!   to its new share at once and gives back the slots one renewal later,
 //!   once they are free).
-//! * A node never admits more than its grant: that is its resource's bound.
+//! * No slot idles while nodes want more: with more busy nodes than slots,
+//!   the slots an equal share leaves over go one each to nodes in turns
+//!   that move every lease, so every node gets one.
+//! * A node never admits more than its grant: that is its resource's
+//!   bound. While it joins, and after a join that failed, it admits only
+//!   its floor (0 unless set).
 //! * A node stops using a grant `lease − lease / 10` after it *sent* the
 //!   renewal that brought it, before the ledger frees it (the server's
-//!   clock at the script plus the lease), and falls to its floor. The
-//!   deadline is checked by the resource's own acquires
+//!   clock at the script plus the lease), and falls to its floor: by
+//!   default its safe share, the capacity over the nodes it last saw, so a
+//!   fleet that loses Redis all at once keeps serving within the budget
+//!   (see [`FleetBuilder::floor`] for what that costs, and `floor(0)` for
+//!   a hard limit). The deadline is checked by the resource's own acquires
 //!   ([`Resource::set_capacity_until`]), not only by the renewal task: a
-//!   node stopped (`SIGSTOP`, a VM pause) past its lease admits nothing on
-//!   its stale grant when it resumes.
-//! * A node that dies frees its grant within lease + refresh.
-//! * Redis restarted empty: for one lease the budget grants each node only
-//!   what it reports holding, so grants the ledger lost are never handed
-//!   out twice. A budget's very first lease is such a lease too: nodes get
-//!   their shares once it has passed.
+//!   node stopped (`SIGSTOP`, a VM pause) past its lease admits no more
+//!   than its floor when it resumes.
+//! * A node that leaves, or is dropped, admits only its floor at once and
+//!   keeps renewing what it still holds until those permits are back;
+//!   then it gives its grant back. A node that dies frees its grant within
+//!   lease + refresh.
+//! * A ledger that may be stale learns for a lease (Doorman's learning
+//!   mode): it grants each node only what it reports holding, so grants
+//!   the ledger lost are never handed out twice. It knows it may be stale
+//!   when it is missing (Redis restarted empty, a flush, an eviction, a
+//!   budget never seen: a budget's very first lease is a learning one), when
+//!   no call came for three refreshes while it holds leases (a restore from
+//!   a snapshot, a replica promoted late, Redis stopped), when its clock
+//!   went back or jumped, and when a node's record is not the one the node
+//!   was last answered with (writes lost).
+//! * One process per name: a second process joining under a name whose
+//!   lease is live is refused. A budget's settings (capacity, lease) are
+//!   checked at every join; every key expires two leases after the last
+//!   call, so a budget nobody renews disappears and a join with new
+//!   settings starts afresh.
 //!
 //! These hold while no node stalls past its lease *between* an acquire
 //! and the request reaching the guarded service, clocks run at rates
-//! within a tenth of each other, and Redis keeps what it acknowledged
-//! (`docs/design.md` says which failovers break that).
+//! within a tenth of each other, no process but the nodes writes the
+//! budget's keys, and Redis keeps what it acknowledged or loses it in a
+//! way the ledger can see (`docs/design.md` says which failovers break
+//! that).
 //!
 //! # Examples
 //!
@@ -93,10 +116,10 @@ use crate::Resource;
 /// A node's membership of a fleet's budget: its grant, renewed in the
 /// background. Made by [`FleetBuilder::join`].
 ///
-/// Dropping it stops the renewals, lowers the resource's capacity to the
-/// floor and lets the lease run out in Redis; [`leave`](Fleet::leave)
-/// gives the grant back as soon as the permits above the floor are
-/// released.
+/// Dropping it, or [`leave`](Fleet::leave), lowers the resource's capacity
+/// to the floor set (0 by default) at once; the renewal task keeps
+/// renewing what the node still holds until the permits above it are
+/// released, then gives the grant back.
 ///
 /// # Examples
 ///
@@ -272,7 +295,9 @@ impl Fleet {
     /// resource's capacity changed: for another face to follow the grant
     /// through its own resize (an `ObjectPool`'s `max_size`, a
     /// `Supervisor`'s capacity). It is called once at once with the grant
-    /// now. A panic in it is caught.
+    /// now, and no change in between is missed: the grant cannot change
+    /// while it is registered. It runs while the grant is held still, so
+    /// it must not call `on_grant` itself. A panic in it is caught.
     ///
     /// # Examples
     ///

@@ -45,7 +45,10 @@ async fn goes_while_holding(budget: &str, held: usize, go: impl FnOnce(sidejob::
     let went = std::time::Instant::now();
     while a.capacity() > 0 {
         // (A spawned `leave` lowers it when it first runs.)
-        assert!(went.elapsed() < REFRESH, "a node that goes admits nothing more");
+        assert!(
+            went.elapsed() < REFRESH,
+            "a node that goes admits nothing more"
+        );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     // Well past the lease: the ledger still keeps what `a` holds.

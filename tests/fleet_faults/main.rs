@@ -13,6 +13,7 @@ mod support;
 
 mod bounds;
 mod clock_step;
+mod deployment;
 mod drain;
 mod failover;
 mod ledger_lost;
