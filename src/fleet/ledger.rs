@@ -2,7 +2,7 @@
 //! (`renew.lua`), one call per node per refresh.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
@@ -68,13 +68,15 @@ pub(super) struct Seen {
 }
 
 /// One node's handle on a budget's keys. Cheap to clone: clones share one
-/// connection, replaced after any failed call (so a demoted primary's
-/// `READONLY`, a dropped connection or a timeout are followed by a fresh
-/// connection at the next call, one try per call).
+/// connection, and make one call at a time on it (a [`Session`]), so the
+/// node's calls run in the order it numbers them. The connection is
+/// replaced after any failed call (so a demoted primary's `READONLY`, a
+/// dropped connection or a timeout are followed by a fresh connection at
+/// the next call, one try per call).
 #[derive(Clone)]
 pub(super) struct Ledger {
     client: Client,
-    connection: Arc<Mutex<Option<MultiplexedConnection>>>,
+    connection: Arc<tokio::sync::Mutex<Option<MultiplexedConnection>>>,
     script: Script,
     keys: [String; 6],
     node: String,
@@ -109,7 +111,7 @@ impl Ledger {
         let millis = |time: Duration| u64::try_from(time.as_millis()).unwrap_or(u64::MAX);
         let ledger = Ledger {
             client,
-            connection: Arc::new(Mutex::new(None)),
+            connection: Arc::new(tokio::sync::Mutex::new(None)),
             script: Script::new(include_str!("renew.lua")),
             keys: ["meta", "grants", "wants", "expiry", "learned", "owners"]
                 .map(|key| format!("{tag}:{key}")),
@@ -118,46 +120,65 @@ impl Ledger {
             lease_ms: millis(lease),
             refresh_ms: millis(refresh),
         };
-        ledger.connection().await?;
+        ledger.session().await.connection().await?;
         Ok(ledger)
     }
 
+    /// Waits until no other call of this node is in flight; the session
+    /// makes the next.
+    pub(super) async fn session(&self) -> Session<'_> {
+        Session {
+            ledger: self,
+            connection: self.connection.lock().await,
+        }
+    }
+}
+
+/// The node's one call in flight: the connection held until it ends.
+pub(super) struct Session<'a> {
+    ledger: &'a Ledger,
+    connection: tokio::sync::MutexGuard<'a, Option<MultiplexedConnection>>,
+}
+
+impl std::fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("ledger", self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session<'_> {
     /// The connection, made afresh if the last call failed.
-    async fn connection(&self) -> Result<MultiplexedConnection, FleetError> {
-        if let Some(connection) = self.slot().as_ref() {
+    async fn connection(&mut self) -> Result<MultiplexedConnection, FleetError> {
+        if let Some(connection) = self.connection.as_ref() {
             return Ok(connection.clone());
         }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(RESPONSE_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT));
         let connection = self
+            .ledger
             .client
             .get_multiplexed_async_connection_with_config(&config)
             .await?;
-        *self.slot() = Some(connection.clone());
+        *self.connection = Some(connection.clone());
         Ok(connection)
     }
 
     /// Drops the connection, so the next call connects afresh: for a call
     /// given up on before Redis answered.
-    pub(super) fn reset(&self) {
-        *self.slot() = None;
-    }
-
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<MultiplexedConnection>> {
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    pub(super) fn reset(&mut self) {
+        *self.connection = None;
     }
 
     /// Renews (or joins, or resizes): one script call, loaded once and
-    /// re-sent by redis-rs when Redis answers `NOSCRIPT`.
+    /// loaded again by redis-rs when Redis answers `NOSCRIPT`.
     pub(super) async fn renew(
-        &self,
+        &mut self,
         mode: Mode,
         capacity: usize,
-        want: usize,
-        holding: usize,
+        (want, holding): (usize, usize),
         seen: Option<Seen>,
     ) -> Result<Answer, FleetError> {
         type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
@@ -165,6 +186,7 @@ impl Ledger {
             .call(mode.as_str(), capacity, (want, holding), seen)
             .await?;
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let ledger = self.ledger;
         match status.as_str() {
             "capacity" => Err(FleetError::invalid(
                 "capacity",
@@ -174,7 +196,7 @@ impl Ledger {
                 "lease",
                 format!(
                     "this node gave {} ms, the budget in Redis has {known} ms",
-                    self.lease_ms
+                    ledger.lease_ms
                 ),
             )),
             "owner" => Err(FleetError::invalid(
@@ -182,7 +204,7 @@ impl Ledger {
                 format!(
                     "another process holds `{}` in this budget (its lease ends in {expiry} ms); \
                      each node needs its own name",
-                    self.node
+                    ledger.node
                 ),
             )),
             _ => Ok(Answer {
@@ -198,22 +220,23 @@ impl Ledger {
     }
 
     /// Gives the node's grant back at once.
-    pub(super) async fn leave(&self) -> Result<(), FleetError> {
+    pub(super) async fn leave(&mut self) -> Result<(), FleetError> {
         type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
         let _: Reply = self.call("leave", 0, (0, 0), None).await?;
         Ok(())
     }
 
     async fn call<T: redis::FromRedisValue>(
-        &self,
+        &mut self,
         mode: &str,
         capacity: usize,
         (want, holding): (usize, usize),
         seen: Option<Seen>,
     ) -> Result<T, FleetError> {
         let mut connection = self.connection().await?;
-        let mut invocation = self.script.prepare_invoke();
-        for key in &self.keys {
+        let ledger = self.ledger;
+        let mut invocation = ledger.script.prepare_invoke();
+        for key in &ledger.keys {
             invocation.key(key);
         }
         let (expiry, since) = match seen {
@@ -224,11 +247,11 @@ impl Ledger {
             None => (-1, -1),
         };
         invocation
-            .arg(&self.node)
-            .arg(&self.token)
+            .arg(&ledger.node)
+            .arg(&ledger.token)
             .arg(capacity)
-            .arg(self.lease_ms)
-            .arg(self.refresh_ms)
+            .arg(ledger.lease_ms)
+            .arg(ledger.refresh_ms)
             .arg(want)
             .arg(holding)
             .arg(mode)
@@ -238,7 +261,7 @@ impl Ledger {
         if reply.is_err() {
             // Whatever went wrong (a timeout, a dropped connection, a
             // demoted primary's READONLY), the next call connects afresh.
-            *self.slot() = None;
+            self.reset();
         }
         Ok(reply?)
     }

@@ -193,27 +193,17 @@ impl Fleet {
         let mut failed = None;
         let granted = tokio::time::timeout_at(deadline, async {
             loop {
-                let call = shared.call();
-                let holding = shared.resource.capacity().max(shared.resource.usage());
-                match ledger
-                    .renew(Mode::Join, capacity, wants, holding, call.seen)
-                    .await
-                {
-                    Ok(answer) => {
-                        shared.answered(call, Some(answer), wants);
-                        // Past a budget's first lease (or a learning one), a
-                        // node gets its share; a full budget gives way
-                        // within two refreshes; with more nodes than slots,
-                        // a node whose turn has not come joins with none.
-                        if answer.target > 0 || (!answer.learning && answer.share == 0) {
-                            return Ok(());
-                        }
+                match renewal::call(&shared, &ledger, Mode::Join, capacity, wants).await {
+                    // Past a budget's first lease (or a learning one), a
+                    // node gets its share; a full budget gives way within
+                    // two refreshes; with more nodes than slots, a node
+                    // whose turn has not come joins with none.
+                    Ok(answer) if answer.target > 0 || (!answer.learning && answer.share == 0) => {
+                        return Ok(());
                     }
+                    Ok(_) => {}
                     Err(error @ FleetError::Setting { .. }) => return Err(error),
-                    Err(error) => {
-                        shared.answered(call, None, wants);
-                        failed = Some(error);
-                    }
+                    Err(error) => failed = Some(error),
                 }
                 tokio::time::sleep(refresh).await;
             }
@@ -226,15 +216,10 @@ impl Fleet {
         };
         if let Some(error) = error {
             shared.stop();
-            if !matches!(
-                &error,
-                FleetError::Setting {
-                    setting: "node",
-                    ..
-                }
-            ) {
-                let _ = tokio::time::timeout(refresh, ledger.leave()).await;
-            }
+            // (A name another process holds is not this node's to free:
+            // the script refuses that leave too.)
+            let leave = async { ledger.session().await.leave().await };
+            let _ = tokio::time::timeout(refresh, leave).await;
             return Err(error);
         }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
@@ -338,23 +323,14 @@ impl Fleet {
     pub async fn set_capacity(&self, capacity: usize) -> Result<(), FleetError> {
         crate::admission::check_capacity(capacity)
             .map_err(|_| FleetError::invalid("capacity", "must be at most 2^24 - 1"))?;
-        let shared = &self.shared;
-        let wants = shared.state().wants;
-        let holding = shared.resource.capacity().max(shared.resource.usage());
-        let call = shared.call();
-        let resize = self
-            .ledger
-            .renew(Mode::Resize, capacity, wants, holding, call.seen);
-        // One bound over the whole call, a reconnect included.
-        let answer = match tokio::time::timeout(ledger::RESPONSE_TIMEOUT, resize).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                self.ledger.reset();
-                Err(FleetError::timed_out("resizing"))
-            }
-        };
-        shared.answered(call, answer.as_ref().ok().copied(), wants);
-        answer.map(|_| ())
+        let wants = self.shared.state().wants;
+        let resize = renewal::call(&self.shared, &self.ledger, Mode::Resize, capacity, wants);
+        // One bound over the whole call, a reconnect and the wait for a
+        // renewal in flight included.
+        match tokio::time::timeout(ledger::RESPONSE_TIMEOUT, resize).await {
+            Ok(answer) => answer.map(|_| ()),
+            Err(_) => Err(FleetError::timed_out("resizing")),
+        }
     }
 
     /// Leaves the budget: lowers the resource's capacity to the floor set

@@ -14,9 +14,13 @@
 //!
 //! # Calls and answers
 //!
-//! Every call of the script (a renewal, a join's, a resize) takes a number
-//! in send order; an answer older than one already applied is dropped, so
-//! a slow renewal never undoes a resize answered before it. The node also
+//! A node makes one call of the script at a time (a renewal, a join's, a
+//! resize: [`call`] holds the ledger's session from before it numbers the
+//! call until its answer is applied), so its calls run in Redis, and are
+//! applied, in the order they are numbered: a slow renewal never undoes a
+//! resize answered after it, and the ledger's record of the node is the
+//! one its last applied answer came from. An answer older than one already
+//! applied would be dropped all the same. The node also
 //! remembers the expiry its last applied answer carried and sends it back
 //! with the next call: the script compares it with its record, and a
 //! record that is not the one it wrote (writes lost) starts a learning
@@ -29,8 +33,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::demand::Demand;
-use super::ledger::{Answer, Ledger, Mode, Seen};
-use super::FleetStats;
+use super::ledger::{Answer, Ledger, Mode, Seen, Session};
+use super::{FleetError, FleetStats};
 use crate::Resource;
 
 /// A callback told every new grant.
@@ -320,22 +324,68 @@ pub(super) fn lease_end(sent: Instant, lease: Duration) -> Instant {
     sent + lease - lease / 10
 }
 
-/// One renewal: the script called with `want` and `holding`, given up
-/// after a refresh; its answer recorded.
-async fn renew(shared: &Shared, ledger: &Ledger, want: usize, holding: usize) -> bool {
-    let budget = shared.budget.load(Ordering::Relaxed);
-    let call = shared.call();
-    let renewal = ledger.renew(Mode::Renew, budget, want, holding, call.seen);
-    let answer = match tokio::time::timeout(shared.refresh, renewal).await {
-        Ok(answer) => answer.ok(),
-        Err(_) => {
-            ledger.reset();
-            None
-        }
+/// One call of the script, the node's only one in flight: numbered and
+/// sent while it holds the ledger's session, its answer applied before it
+/// lets go, so the node's calls run and are applied in one order. It
+/// reports `want` and what the node may hold until it applies the answer
+/// (its capacity or its usage, whichever is more).
+///
+/// # Cancel safety
+///
+/// Dropped before its answer (a timeout), the call counts as failed: the
+/// connection is dropped and the node no longer knows what the ledger
+/// holds for it.
+pub(super) async fn call(
+    shared: &Shared,
+    ledger: &Ledger,
+    mode: Mode,
+    capacity: usize,
+    want: usize,
+) -> Result<Answer, FleetError> {
+    let session = ledger.session().await;
+    let holding = shared.resource.capacity().max(shared.resource.usage());
+    let mut in_flight = InFlight {
+        shared,
+        session,
+        call: Some(shared.call()),
+        want,
     };
-    let answered = answer.is_some();
-    shared.answered(call, answer, want);
-    answered
+    let seen = in_flight.call.and_then(|call| call.seen);
+    let answer = in_flight
+        .session
+        .renew(mode, capacity, (want, holding), seen)
+        .await;
+    if let Some(call) = in_flight.call.take() {
+        shared.answered(call, answer.as_ref().ok().copied(), want);
+    }
+    answer
+}
+
+/// A call sent and not yet answered: dropped so, it failed.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    session: Session<'a>,
+    call: Option<Call>,
+    want: usize,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            self.session.reset();
+            self.shared.answered(call, None, self.want);
+        }
+    }
+}
+
+/// One renewal, given up after a refresh; whether it got an answer.
+async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
+    let budget = shared.budget.load(Ordering::Relaxed);
+    let renewal = call(shared, ledger, Mode::Renew, budget, want);
+    matches!(
+        tokio::time::timeout(shared.refresh, renewal).await,
+        Ok(Ok(_))
+    )
 }
 
 /// Renews every refresh until the node leaves or is dropped, then drains.
@@ -365,8 +415,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         let grant = shared.grant.load(Ordering::Relaxed);
         let wants = demand.want(&shared.resource, grant, shared.idle_floor(), budget);
         shared.give_back(wants);
-        let holding = shared.resource.capacity().max(shared.resource.usage());
-        if !renew(&shared, &ledger, wants, holding).await && shared.expired() {
+        if !renew(&shared, &ledger, wants).await && shared.expired() {
             shared.fall_to_floor();
         }
     }
@@ -386,11 +435,12 @@ async fn drain(shared: &Shared, ledger: &Ledger, samples: &mut tokio::time::Inte
         }
         if renewed.elapsed() >= shared.refresh {
             renewed = Instant::now();
-            renew(shared, ledger, usage, usage).await;
+            renew(shared, ledger, usage).await;
         }
         samples.tick().await;
     }
-    let _ = tokio::time::timeout(shared.refresh, ledger.leave()).await;
+    let leave = async { ledger.session().await.leave().await };
+    let _ = tokio::time::timeout(shared.refresh, leave).await;
 }
 
 #[cfg(test)]
