@@ -167,3 +167,62 @@ fn a_rebuild_racing_shutdown_never_reopens_the_pool() {
         assert_eq!(stats.handled + stats.skipped, stats.accepted);
     });
 }
+
+/// Calls `shutdown` from inside its handler, on request 0; answers any
+/// other with itself.
+struct SelfStopping {
+    pool: Arc<std::sync::OnceLock<std::sync::Weak<WorkerPool<SelfStopping>>>>,
+}
+
+impl Worker for SelfStopping {
+    type Request = u32;
+    type Reply = u32;
+
+    fn handle_call(&mut self, request: u32) -> u32 {
+        if request == 0 {
+            if let Some(pool) = self.pool.get().and_then(std::sync::Weak::upgrade) {
+                pool.shutdown();
+            }
+        }
+        request
+    }
+}
+
+/// (z) Shutdown's hand-over: a handler calls `shutdown` while a thread
+/// outside does too. The handler's call returns without waiting for its
+/// own worker, the outside call holds no lock while it waits and returns
+/// only once the worker has exited, so neither deadlocks (loom reports it
+/// if one did) and every admitted message was handled when the outside
+/// call returns.
+#[test]
+fn shutdown_from_a_handler_and_from_outside_both_return() {
+    loom::model(|| {
+        let slot = Arc::new(std::sync::OnceLock::new());
+        let factory_slot = Arc::clone(&slot);
+        let pool = Arc::new(
+            WorkerPool::builder()
+                .capacity(2)
+                .shards(1)
+                .build(move |_| SelfStopping {
+                    pool: Arc::clone(&factory_slot),
+                })
+                .unwrap(),
+        );
+        slot.set(Arc::downgrade(&pool)).unwrap();
+        let caller = {
+            let pool = Arc::clone(&pool);
+            thread::spawn(move || match pool.call(0) {
+                Ok(0) => true,
+                Err(CallError::Closed(0)) => false,
+                other => panic!("unexpected {other:?}"),
+            })
+        };
+        pool.shutdown();
+        // Once it returned, whatever was admitted was handled.
+        let stats = pool.stats();
+        assert_eq!(stats.usage, 0);
+        assert_eq!(stats.handled, stats.accepted);
+        let answered = caller.join().unwrap();
+        assert_eq!(stats.accepted, u64::from(answered));
+    });
+}

@@ -137,6 +137,15 @@ pub(crate) fn wait_timeout<'a, T>(
     }
 }
 
+/// Waits on `condvar`, ignoring poison as [`lock`] does. May wake early;
+/// callers re-check their condition.
+pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    match condvar.wait(guard) {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 #[cfg(not(sidejob_loom))]
 pub(crate) use std::thread::JoinHandle;
 

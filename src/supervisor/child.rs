@@ -12,6 +12,13 @@ use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
 pub(super) struct ChildState {
     pub(super) cancelled: AtomicBool,
     pub(super) finished: AtomicBool,
+    /// Its thread started: set by `spawn` once the OS started it, so
+    /// `which_children` lists it from then on; a child whose thread the OS
+    /// refused never shows.
+    pub(super) started: AtomicBool,
+    /// The OS refused its thread: it never ran, so a shutdown that asked
+    /// it to stop does not count it as cancelled.
+    pub(super) refused: AtomicBool,
     pub(super) lock: Mutex<()>,
     pub(super) wake: Condvar,
 }
@@ -21,6 +28,8 @@ impl ChildState {
         ChildState {
             cancelled: AtomicBool::new(false),
             finished: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             lock: Mutex::new(()),
             wake: Condvar::new(),
         }

@@ -75,6 +75,11 @@ impl Shared {
         if panicked {
             bump(&self.shards[shard].panicked);
         }
+        self.wake_shutdown();
+    }
+
+    /// A shutdown waits for the live set to empty: every removal wakes it.
+    fn wake_shutdown(&self) {
         if self.closing.load(Ordering::Acquire) {
             let _guard = lock(&self.exit_lock);
             self.exits.notify_all();
@@ -93,6 +98,25 @@ impl Shared {
     pub(super) fn live_counts(&self) -> Vec<usize> {
         let sets: Vec<_> = self.shards.iter().map(|shard| lock(&shard.live)).collect();
         sets.iter().map(|live| live.children.len()).collect()
+    }
+
+    /// The ids of the children whose thread started and has not ended, in
+    /// order: one snapshot, every shard's set locked at once (in shard
+    /// order, as `live_counts` takes them).
+    pub(super) fn started_children(&self) -> Vec<ChildId> {
+        let sets: Vec<_> = self.shards.iter().map(|shard| lock(&shard.live)).collect();
+        let mut ids: Vec<ChildId> = sets
+            .iter()
+            .flat_map(|live| {
+                live.children
+                    .iter()
+                    .filter(|(_, state)| state.started.load(Ordering::Acquire))
+                    .map(|(id, _)| *id)
+            })
+            .collect();
+        drop(sets);
+        ids.sort_unstable();
+        ids
     }
 
     /// Registers a child admitted on `shard` in that shard's live set and
@@ -120,9 +144,15 @@ impl Shared {
     /// The OS refused a registered child's thread: undo its registration
     /// and give its slot back.
     pub(super) fn unregister_unstarted(&self, shard: usize, id: ChildId) {
-        lock(&self.shards[shard].live).children.remove(&id);
+        if let Some(state) = lock(&self.shards[shard].live).children.remove(&id) {
+            // Before it leaves the set: a shutdown that sees it gone sees
+            // it refused.
+            state.refused.store(true, Ordering::Release);
+        }
         self.shards[shard].spawned.fetch_sub(1, Ordering::Relaxed);
         self.slots.release(shard);
         bump(&self.shards[shard].spawn_failed);
+        // A shutdown waiting for the live set must hear of it as of an end.
+        self.wake_shutdown();
     }
 }

@@ -195,7 +195,11 @@ impl Supervisor {
             shared.stack_size,
             body,
         ) {
-            Ok(thread) => Ok(ChildHandle::new(id, state, thread)),
+            Ok(thread) => {
+                // Listed from now on, until it ends (it may have already).
+                state.started.store(true, Ordering::Release);
+                Ok(ChildHandle::new(id, state, thread))
+            }
             Err(error) => {
                 shared.unregister_unstarted(shard, id);
                 let child = lock(&closure)
@@ -208,8 +212,11 @@ impl Supervisor {
 
     /// The ids of the children alive right now, in order.
     ///
-    /// Exactly the live set: a child is in it from its successful `spawn`
-    /// until it ends. Each shard's set is read under its lock.
+    /// Exactly the live set, as one snapshot: a child is in it from its
+    /// successful `spawn` until it ends, and every shard's set is read with
+    /// all of them locked at once, so the list never holds more children
+    /// than were alive together (never more than the capacity). A child
+    /// whose thread the OS refused never shows.
     ///
     /// # Examples
     ///
@@ -226,20 +233,7 @@ impl Supervisor {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn which_children(&self) -> Vec<ChildId> {
-        let mut ids: Vec<ChildId> = self
-            .shared
-            .shards
-            .iter()
-            .flat_map(|shard| {
-                lock(&shard.live)
-                    .children
-                    .keys()
-                    .copied()
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        ids.sort_unstable();
-        ids
+        self.shared.started_children()
     }
 
     /// The number of children alive right now.
@@ -403,12 +397,12 @@ impl Supervisor {
     pub fn shutdown(&self, grace: Duration) -> ShutdownReport {
         let shared = &self.shared;
         shared.closing.store(true, Ordering::Release);
-        let mut cancelled = 0;
+        let mut asked = Vec::new();
         for shard in shared.shards.iter() {
             let live = lock(&shard.live);
             for state in live.children.values() {
                 state.cancel();
-                cancelled += 1;
+                asked.push(Arc::clone(state));
             }
         }
         let deadline = Instant::now().checked_add(grace);
@@ -426,6 +420,11 @@ impl Supervisor {
             guard = wait_timeout(&shared.exits, guard, left);
         }
         drop(guard);
+        // A child whose thread the OS refused never ran: not cancelled.
+        let cancelled = asked
+            .iter()
+            .filter(|state| !state.refused.load(Ordering::Acquire))
+            .count();
         ShutdownReport {
             cancelled,
             remaining: self.which_children(),

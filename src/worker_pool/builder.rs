@@ -11,7 +11,7 @@ use quanta::Clock;
 use crate::admission::{limit_for, Sizing, SplitShard};
 use crate::error::{panic_message, BuildError};
 use crate::rates::Rates;
-use crate::sync::{check_thread_name, lock, spawn_named, AtomicBool, AtomicU64, Mutex};
+use crate::sync::{check_thread_name, lock, spawn_named, AtomicBool, AtomicU64, Condvar, Mutex};
 
 use super::envelope::Envelope;
 use super::mailbox::{mailbox, MailReceiver};
@@ -397,9 +397,11 @@ impl WorkerPoolBuilder {
                 core: (!cores.is_empty()).then(|| cores[shard % cores.len()]),
             };
             let name = format!("{}-{shard}", checked.name);
+            shared.worker_starting();
             match spawn_named(name, self.stack_size, move || run.run(worker)) {
                 Ok(thread) => lock(&pool.threads).push(thread),
                 Err(err) => {
+                    shared.worker_ended();
                     // Dropping the pool stops the workers already started.
                     return Err(BuildError::new(
                         if self.stack_size.is_some() {
@@ -498,6 +500,8 @@ impl Checked {
                 .map(|_| CachePadded::new(ShardRecord::new()))
                 .collect(),
             limits: Mutex::new(()),
+            running: Mutex::new(0),
+            exited: Condvar::new(),
         });
         (shared, receivers)
     }

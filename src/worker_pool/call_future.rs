@@ -63,6 +63,7 @@ impl<W: Worker> Future for CallFuture<W> {
                 Pin::new(reply).poll(context).map(|outcome| match outcome {
                     Ok(Ok(reply)) => Ok(reply),
                     Ok(Err(Failure::Closed(request))) => Err(CallError::Closed(request)),
+                    Ok(Err(Failure::Down(request))) => Err(CallError::ShardDown(request)),
                     Ok(Err(Failure::Panicked)) | Err(_) => Err(CallError::WorkerPanicked),
                 })
             }

@@ -39,6 +39,9 @@ pub(super) type CallReply<W> =
 /// Why a call got no reply value.
 #[derive(Debug)]
 pub(super) enum Failure<R> {
+    /// The shard went down for good (its worker panicked past the restart
+    /// limit) before the request ran: it comes back.
+    Down(R),
     /// The handler panicked.
     Panicked,
     /// The pool shut down while no worker could be built to run it (its

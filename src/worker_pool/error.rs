@@ -38,11 +38,20 @@ pub enum CallError<R> {
     /// had not started it yet, it is skipped; if it had, it runs to the end
     /// and the reply is dropped. Its slot is released exactly once either way.
     Timeout,
-    /// The handler panicked on this request. The worker was rebuilt and goes
-    /// on with the rest of its mailbox.
+    /// The handler panicked on this request. The worker was rebuilt (unless
+    /// its shard went down: see [`ShardDown`](CallError::ShardDown)) and
+    /// goes on with the rest of its mailbox.
     WorkerPanicked,
-    /// The pool is shut down. The request was not sent; here it is back.
+    /// The pool is shut down. The request was not sent, or was queued when
+    /// no worker could be built to run it; here it is back.
     Closed(R),
+    /// The shard the request was queued on went down for good (its worker
+    /// panicked more often than [`max_restarts`] allows) before the request
+    /// ran. It never ran; here it is back, for another try (the other
+    /// shards still admit).
+    ///
+    /// [`max_restarts`]: crate::WorkerPoolBuilder::max_restarts
+    ShardDown(R),
 }
 
 impl<R> CallError<R> {
@@ -56,7 +65,9 @@ impl<R> CallError<R> {
     /// ```
     pub fn into_request(self) -> Option<R> {
         match self {
-            CallError::Overload(request) | CallError::Closed(request) => Some(request),
+            CallError::Overload(request)
+            | CallError::Closed(request)
+            | CallError::ShardDown(request) => Some(request),
             CallError::Timeout | CallError::WorkerPanicked => None,
         }
     }
@@ -80,6 +91,7 @@ impl<R> fmt::Debug for CallError<R> {
             CallError::Timeout => f.write_str("Timeout"),
             CallError::WorkerPanicked => f.write_str("WorkerPanicked"),
             CallError::Closed(_) => f.write_str("Closed(..)"),
+            CallError::ShardDown(_) => f.write_str("ShardDown(..)"),
         }
     }
 }
@@ -91,6 +103,7 @@ impl<R> fmt::Display for CallError<R> {
             CallError::Timeout => "call timed out waiting for its reply",
             CallError::WorkerPanicked => "worker panicked while handling the call",
             CallError::Closed(_) => "worker pool is shut down",
+            CallError::ShardDown(_) => "the shard went down before the call ran",
         })
     }
 }

@@ -80,7 +80,7 @@ use std::time::Duration;
 use crate::admission::limit_for;
 use crate::latency::LatencyHistogram;
 use crate::rates::{RateStats, Rates, Sample};
-use crate::sync::{is_current, lock, AtomicU64, JoinHandle, Mutex, Ordering};
+use crate::sync::{lock, AtomicU64, JoinHandle, Mutex, Ordering};
 
 pub use builder::{WorkerPoolBuilder, DEFAULT_CALL_TIMEOUT, DEFAULT_LATENCY_SAMPLE_EVERY};
 #[cfg(not(sidejob_loom))]
@@ -200,7 +200,9 @@ impl<W: Worker> WorkerPool<W> {
     ///   at shutdown if its worker panicked and could not be rebuilt;
     /// * [`CallError::Timeout`] when no reply came in time (the request is
     ///   skipped if its worker had not started it);
-    /// * [`CallError::WorkerPanicked`] when the handler panicked on it.
+    /// * [`CallError::WorkerPanicked`] when the handler panicked on it;
+    /// * [`CallError::ShardDown`] with the request when its shard went down
+    ///   for good (its worker panicked past the restart limit) before it ran.
     ///
     /// # Examples
     ///
@@ -260,6 +262,7 @@ impl<W: Worker> WorkerPool<W> {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(Failure::Panicked)) | Err(NoReply::Dropped) => Err(CallError::WorkerPanicked),
             Ok(Err(Failure::Closed(request))) => Err(CallError::Closed(request)),
+            Ok(Err(Failure::Down(request))) => Err(CallError::ShardDown(request)),
             Err(NoReply::Timeout) => Err(CallError::Timeout),
         }
     }
@@ -564,11 +567,18 @@ impl<W: Worker> WorkerPool<W> {
     /// already admitted are all handled, so every waiting caller gets its
     /// reply and no cast is lost; each worker then runs
     /// [`Worker::terminate`]. The one exception is a shard whose worker
-    /// panicked and whose factory keeps panicking: it cannot handle what is
-    /// left, so its callers get `Closed` with their request back, and its
-    /// casts are dropped (counted in the stats as `skipped`). Calling it again, from any thread, waits for
-    /// the same end. Called from inside a handler, it returns without waiting
-    /// for that handler's own thread.
+    /// panicked and could not be rebuilt (its factory kept panicking, or it
+    /// went down past the restart limit): it cannot handle what is left, so
+    /// its callers get `Closed` or `ShardDown` with their request back, and
+    /// its casts are dropped (counted in the stats as `skipped`).
+    ///
+    /// It may be called any number of times, from any thread, at once:
+    /// each call from outside the pool returns once every worker has
+    /// exited, and holds no lock while it waits. Called from one of the
+    /// pool's own handlers, it starts the shutdown and returns at once (that
+    /// handler's worker cannot finish while the handler runs, and two
+    /// handlers waiting for each other would never return); a call from
+    /// outside still waits for that worker too.
     ///
     /// # Examples
     ///
@@ -591,26 +601,22 @@ impl<W: Worker> WorkerPool<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shutdown(&self) {
-        let mut threads = lock(&self.threads);
-        if !self.shared.closing.swap(true, Ordering::AcqRel) {
-            // Under the limits lock: a worker rebuilt meanwhile reads
-            // `closing` under it and leaves its shard closed.
-            let limits = lock(&self.shared.limits);
-            for shard in self.shared.shards.iter() {
-                shard.set_limit(0);
-            }
-            drop(limits);
-            // Only now: once `is_closed` says so, every send is refused.
-            self.shared.closed.store(true, Ordering::Release);
-            for mailbox in self.shared.mailboxes.iter() {
-                mailbox.stop();
-            }
+        self.shared.close();
+        if self.shared.on_a_worker() {
+            // From a handler: its own worker cannot finish while it runs,
+            // and waiting here for the others could wait on a handler
+            // waiting for this one. The shutdown completes without it.
+            return;
         }
-        for thread in threads.drain(..) {
-            if !is_current(&thread) {
-                // A worker never panics outside the handlers it guards.
-                let _ = thread.join();
-            }
+        // No lock held while waiting: a handler calling `shutdown` meanwhile
+        // returns at once, and every caller from outside waits for the
+        // same end.
+        self.shared.wait_for_workers();
+        let threads = std::mem::take(&mut *lock(&self.threads));
+        for thread in threads {
+            // Ended already; a worker never panics outside the handlers it
+            // guards.
+            let _ = thread.join();
         }
     }
 }

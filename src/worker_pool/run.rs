@@ -2,6 +2,12 @@
 //! `catch_unwind`, give its slot back, reply; tick when idle; rebuild a
 //! worker that panicked; once its mailbox is stopped, exit when its shard holds
 //! no slot.
+//!
+//! Every user value the loop lets go of (a request skipped, a reply the
+//! caller no longer waits for, a worker that panicked, a panic's payload) is
+//! dropped under `catch_unwind` too: a `Drop` that panics must not kill the
+//! thread while its shard admits. Should the thread unwind all the same, its
+//! shard goes down for good and the loop goes on answering its mailbox.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -50,12 +56,36 @@ struct Turn<W> {
     gave_up: bool,
 }
 
+/// Runs `f`, which lets go of user values (a reply's send drops it when
+/// the caller stopped waiting), under `catch_unwind`: a user type's `Drop`
+/// that panics costs the value, never the thread.
+fn guarded(f: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(f));
+}
+
+/// Drops `value` under `catch_unwind` (see [`guarded`]).
+fn quietly<T>(value: T) {
+    guarded(move || drop(value));
+}
+
+/// Counts the worker thread out of the pool's running workers when it ends,
+/// however it ends.
+struct Ended<'a, W: Worker>(&'a Shared<W>);
+
+impl<W: Worker> Drop for Ended<'_, W> {
+    fn drop(&mut self) {
+        self.0.worker_ended();
+    }
+}
+
 impl<W, F> WorkerRun<W, F>
 where
     W: Worker,
     F: Fn(usize) -> W + Send + Sync + 'static,
 {
     pub(super) fn run(self, worker: W) {
+        let _ended = Ended(&self.shared);
+        self.shared.enter_worker();
         if let Some(core) = self.core {
             pin_to(core);
         }
@@ -67,10 +97,28 @@ where
             intensity: RestartIntensity::new(self.max_restarts, self.restart_window),
             gave_up: false,
         };
-        // Once the mailbox is stopped, exit once nothing holds a slot here:
-        // every admitted message has then been posted and handled.
+        while let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.serve(&mut turn))) {
+            // Unwound past every guard: the shard goes down for good, and
+            // the loop answers the rest of its mailbox (calls get their
+            // requests back) until it is stopped and empty.
+            quietly(panic);
+            quietly(turn.worker.take());
+            turn.gave_up = true;
+            ShardRecord::bump(&self.record().panics);
+            self.set_up(false);
+        }
+        self.flush(self.record(), &mut turn.batch);
+        if let Some(mut worker) = turn.worker.take() {
+            let _ = catch_unwind(AssertUnwindSafe(|| worker.terminate()));
+            quietly(worker);
+        }
+    }
+
+    /// The loop: once the mailbox is stopped, it ends once nothing holds a
+    /// slot here: every admitted message has then been posted and handled.
+    fn serve(&self, turn: &mut Turn<W>) {
         while !(turn.stopping && self.shard().usage_from_releaser() == 0) {
-            let Some((envelope, started)) = self.next_envelope(&mut turn) else {
+            let Some((envelope, started)) = self.next_envelope(turn) else {
                 continue;
             };
             let Envelope {
@@ -79,16 +127,12 @@ where
                 posted,
             } = envelope;
             let check_worker = match reply {
-                Some(reply) => self.call(&mut turn, request, reply, posted, started),
-                None => self.cast(&mut turn, request, posted, started),
+                Some(reply) => self.call(turn, request, reply, posted, started),
+                None => self.cast(turn, request, posted, started),
             };
             if check_worker && turn.worker.is_none() {
-                self.rebuild(&mut turn);
+                self.rebuild(turn);
             }
-        }
-        self.flush(self.record(), &mut turn.batch);
-        if let Some(mut worker) = turn.worker {
-            let _ = catch_unwind(AssertUnwindSafe(|| worker.terminate()));
         }
     }
 
@@ -132,7 +176,8 @@ where
     #[cold]
     fn tick(&self, turn: &mut Turn<W>) {
         if let Some(current) = turn.worker.as_mut() {
-            if catch_unwind(AssertUnwindSafe(|| current.tick())).is_err() {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| current.tick())) {
+                quietly(panic);
                 self.died(turn);
             }
         }
@@ -157,19 +202,21 @@ where
             // The caller gave up before the worker got here.
             self.shard().release();
             ShardRecord::bump(&record.skipped);
+            quietly(request);
             return false;
         }
         let Some(current) = turn.worker.as_mut() else {
-            // The shard is down for good (the caller learns its worker
-            // panicked), or shutting down with no worker to be had (the
-            // request comes back).
+            // The shard is down for good, or shutting down with no worker
+            // to be had: the request never ran, and comes back (dropped, if
+            // its caller stopped waiting meanwhile).
             self.shard().release();
             ShardRecord::bump(&record.skipped);
-            reply.send(Err(if turn.gave_up {
-                Failure::Panicked
+            let failure = if turn.gave_up {
+                Failure::Down(request)
             } else {
                 Failure::Closed(request)
-            }));
+            };
+            guarded(move || reply.send(Err(failure)));
             return false;
         };
         let started = self.start_time(posted, started);
@@ -178,12 +225,14 @@ where
         // The caller who holds its reply sees its latencies.
         self.flush(record, &mut turn.batch);
         match outcome {
-            Ok(value) => reply.send(Ok(value)),
-            Err(_) => {
+            // A caller that stopped waiting drops the value in `send`.
+            Ok(value) => guarded(move || reply.send(Ok(value))),
+            Err(panic) => {
+                quietly(panic);
                 // Rebuilt (or down) before the caller hears, so a caller
                 // that tries again at once finds the shard up again.
                 self.died(turn);
-                reply.send(Err(Failure::Panicked));
+                guarded(move || reply.send(Err(Failure::Panicked)));
             }
         }
         true
@@ -196,12 +245,14 @@ where
         let Some(current) = turn.worker.as_mut() else {
             self.shard().release();
             ShardRecord::bump(&record.skipped);
+            quietly(request);
             return false;
         };
         let started = self.start_time(posted, started);
         let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
         turn.last_finished = self.finish(record, &mut turn.batch, posted, started);
-        if outcome.is_err() {
+        if let Err(panic) = outcome {
+            quietly(panic);
             self.died(turn);
         }
         true
@@ -276,7 +327,7 @@ where
     #[cold]
     fn died(&self, turn: &mut Turn<W>) {
         ShardRecord::bump(&self.record().panics);
-        turn.worker = None;
+        quietly(turn.worker.take());
         self.set_up(false);
         if turn.intensity.allow_another() {
             self.call_factory(turn);
@@ -296,7 +347,8 @@ where
                 self.set_up(true);
                 ShardRecord::bump(&self.record().restarts);
             }
-            Err(_) => {
+            Err(panic) => {
+                quietly(panic);
                 if !turn.intensity.allow_another() {
                     turn.gave_up = true;
                 }

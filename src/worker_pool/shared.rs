@@ -12,7 +12,9 @@ use quanta::Clock;
 use crossbeam_utils::CachePadded;
 
 use crate::admission::{admit, home_shard, SplitShard};
-use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
+use std::cell::Cell;
+
+use crate::sync::{lock, wait, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 
 use super::envelope::{CallReply, Envelope, Ticks, UNTIMED};
 use super::error::{CallError, CastError};
@@ -47,6 +49,23 @@ pub(super) struct Shared<W: Worker> {
     /// Serialises the shard limit changes of shutdown and of workers going
     /// down and up.
     pub(super) limits: Mutex<()>,
+    /// The worker threads started and not yet ended; `exited` is signalled
+    /// as each ends.
+    pub(super) running: Mutex<usize>,
+    pub(super) exited: Condvar,
+}
+
+// Which pool's worker the current thread is, if any (the address of the
+// pool's `Shared`): a shutdown called from a handler must not wait for
+// its own thread.
+#[cfg(not(sidejob_loom))]
+std::thread_local! {
+    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
+}
+
+#[cfg(sidejob_loom)]
+loom::thread_local! {
+    static WORKER_OF: Cell<usize> = Cell::new(0);
 }
 
 /// One admitted message, not posted yet: [`Shared::post`] consumes it, so
@@ -84,6 +103,60 @@ impl Refusal {
 }
 
 impl<W: Worker> Shared<W> {
+    /// Marks the current thread as one of this pool's workers.
+    pub(super) fn enter_worker(&self) {
+        let me = self as *const Self as usize;
+        WORKER_OF.with(|of| of.set(me));
+    }
+
+    /// Whether the current thread is one of this pool's workers.
+    pub(super) fn on_a_worker(&self) -> bool {
+        let me = self as *const Self as usize;
+        WORKER_OF.with(|of| of.get() == me)
+    }
+
+    /// A worker thread is about to start.
+    pub(super) fn worker_starting(&self) {
+        *lock(&self.running) += 1;
+    }
+
+    /// A worker thread ended (or never started).
+    pub(super) fn worker_ended(&self) {
+        let mut running = lock(&self.running);
+        *running -= 1;
+        self.exited.notify_all();
+    }
+
+    /// Waits until every worker thread has ended.
+    pub(super) fn wait_for_workers(&self) {
+        let mut running = lock(&self.running);
+        while *running > 0 {
+            running = wait(&self.exited, running);
+        }
+    }
+
+    /// Closes the pool, once: marks it closing, sets every shard's limit to
+    /// 0 (every later send is refused), then marks it closed and stops the
+    /// mailboxes. A worker exits once its mailbox is stopped and its shard
+    /// holds no slot.
+    pub(super) fn close(&self) {
+        if self.closing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Under the limits lock: a worker rebuilt meanwhile reads `closing`
+        // under it and leaves its shard closed.
+        let limits = lock(&self.limits);
+        for shard in self.shards.iter() {
+            shard.set_limit(0);
+        }
+        drop(limits);
+        // Only now: once `is_closed` says so, every send is refused.
+        self.closed.store(true, Ordering::Release);
+        for mailbox in self.mailboxes.iter() {
+            mailbox.stop();
+        }
+    }
+
     /// Takes a slot for one message; returns the admission, with the
     /// message's post time if it is one of the timed messages (decided by
     /// its grant number, so an untimed message costs no clock read on either
