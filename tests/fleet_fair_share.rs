@@ -71,6 +71,7 @@ proptest! {
             .arg(format!("{{sidejob:fleet:{budget}}}:meta"))
             .arg("capacity").arg(capacity)
             .arg("lease").arg(LEASE_MS)
+            .arg("refresh").arg(LEASE_MS)
             .arg("learn_until").arg(0)
             .arg("last").arg(0)
             .query(&mut connection)

@@ -65,7 +65,9 @@ impl FleetBuilder {
         self
     }
 
-    /// How long a grant lasts without a renewal. Default 10 s.
+    /// How long a grant lasts without a renewal. Default 10 s. Every node
+    /// of a budget has the same: a join with another is refused naming
+    /// `lease`.
     ///
     /// # Examples
     ///
@@ -81,6 +83,10 @@ impl FleetBuilder {
     }
 
     /// How often the node renews, under a third of the lease. Default 1 s.
+    /// Every node of a budget renews at the same pace (the ledger tells a
+    /// silence of three refreshes from it): a join with another is refused
+    /// naming `refresh`. At most a tenth of the lease (the default), every
+    /// step of Redis's clock that could free a live lease is seen.
     ///
     /// # Examples
     ///
@@ -155,8 +161,8 @@ impl FleetBuilder {
     ///
     /// A [`FleetError::Setting`] naming `capacity` (unset, above 2²⁴ − 1,
     /// or unlike the budget's in Redis), `lease` (zero, or unlike the
-    /// budget's in Redis), `refresh` (zero, or not under a third of the
-    /// lease), `floor` (above the capacity), `redis_url` (unparsable, or a
+    /// budget's in Redis), `refresh` (zero, not under a third of the
+    /// lease, or unlike the budget's in Redis), `floor` (above the capacity), `redis_url` (unparsable, or a
     /// scheme this build cannot connect with: `rediss://` needs TLS, which
     /// is not built in), `node` (another process holds that name's lease
     /// in the budget), or `resource` (an adaptive one: it sets its own

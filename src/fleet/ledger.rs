@@ -199,11 +199,18 @@ impl Session<'_> {
                     ledger.lease_ms
                 ),
             )),
+            "refresh" => Err(FleetError::invalid(
+                "refresh",
+                format!(
+                    "this node gave {} ms, the budget in Redis has {known} ms",
+                    ledger.refresh_ms
+                ),
+            )),
             "owner" => Err(FleetError::invalid(
                 "node",
                 format!(
-                    "another process holds `{}` in this budget (its lease ends in {expiry} ms); \
-                     each node needs its own name",
+                    "another process holds `{}` in this budget (free in {expiry} ms at the \
+                     earliest, if it stopped); each node needs its own name",
                     ledger.node
                 ),
             )),

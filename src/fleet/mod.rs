@@ -25,10 +25,12 @@
 //! # What it promises
 //!
 //! * The grants recorded in Redis sum to at most the capacity: a grant
-//!   never exceeds what the others' grants leave free, and never falls
+//!   grows only into what the others' grants leave free, and never falls
 //!   below what its node may still hold (a node that must shrink admits up
 //!   to its new share at once and gives back the slots one renewal later,
-//!   once they are free).
+//!   once they are free). The one exception is a resize down, while the
+//!   nodes still hold more than the new capacity: the ledger then records
+//!   what they hold, and no node grows until they fit.
 //! * No slot idles while nodes want more: with more busy nodes than slots,
 //!   the slots an equal share leaves over go one each to nodes in turns
 //!   that move every lease, so every node gets one.
@@ -59,10 +61,12 @@
 //!   went back or jumped, and when a node's record is not the one the node
 //!   was last answered with (writes lost).
 //! * One process per name: a second process joining under a name whose
-//!   lease is live is refused. A budget's settings (capacity, lease) are
-//!   checked at every join; every key expires two leases after the last
-//!   call, so a budget nobody renews disappears and a join with new
-//!   settings starts afresh.
+//!   lease is live is refused (a process restarted under its name waits,
+//!   within its join, for the old lease to run out, and for a learning
+//!   lease to end if the ledger learns meanwhile). A budget's settings
+//!   (capacity, lease, refresh) are checked at every join; every key
+//!   expires two leases after the last call, so a budget nobody renews
+//!   disappears and a join with new settings starts afresh.
 //!
 //! These hold while no node stalls past its lease *between* an acquire
 //! and the request reaching the guarded service, clocks run at rates
@@ -119,7 +123,10 @@ use crate::Resource;
 /// Dropping it, or [`leave`](Fleet::leave), lowers the resource's capacity
 /// to the floor set (0 by default) at once; the renewal task keeps
 /// renewing what the node still holds until the permits above it are
-/// released, then gives the grant back.
+/// released, then gives the grant back. A `Fleet` dropped as its runtime
+/// shuts down (at the end of `main`) loses its task with the runtime: its
+/// grant then runs out with its lease; `leave().await` before the runtime
+/// ends gives it back at once.
 ///
 /// # Examples
 ///
@@ -202,8 +209,19 @@ impl Fleet {
                         return Ok(());
                     }
                     Ok(_) => {}
+                    // A name another process holds may be a process that
+                    // stopped: it is free once its lease has run out.
+                    Err(
+                        error @ FleetError::Setting {
+                            setting: "node", ..
+                        },
+                    ) => {
+                        failed = Some(error);
+                    }
                     Err(error @ FleetError::Setting { .. }) => return Err(error),
-                    Err(error) => failed = Some(error),
+                    Err(error) => {
+                        failed.get_or_insert(error);
+                    }
                 }
                 tokio::time::sleep(refresh).await;
             }
@@ -216,10 +234,13 @@ impl Fleet {
         };
         if let Some(error) = error {
             shared.stop();
-            // (A name another process holds is not this node's to free:
-            // the script refuses that leave too.)
-            let leave = async { ledger.session().await.leave().await };
-            let _ = tokio::time::timeout(refresh, leave).await;
+            // In the background: the join's bound stands. (A name another
+            // process holds is not this node's to free: the script refuses
+            // that leave.)
+            tokio::spawn(async move {
+                let leave = async { ledger.session().await.leave().await };
+                let _ = tokio::time::timeout(refresh, leave).await;
+            });
             return Err(error);
         }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));

@@ -3,7 +3,7 @@
 --
 -- KEYS (one hash tag, so one Redis Cluster slot); every key expires two
 -- leases after the last call, so a budget nobody renews disappears:
---   1 meta    hash: the budget's settings (capacity, lease), learn_until
+--   1 meta    hash: the budget's settings (capacity, lease, refresh), learn_until
 --             and last (ms, server clock: the end of a learning lease, the
 --             last call)
 --   2 grants  hash: node -> slots the ledger gives it
@@ -19,14 +19,14 @@
 --     answer (its local capacity or its usage, whichever is more),
 --   8 mode: "join" (the capacity must be the budget's), "renew" (the
 --     budget's capacity stands), "resize" (the capacity becomes ARGV 3) or
---     "leave"; the lease must always be the budget's,
+--     "leave"; the lease and refresh must always be the budget's,
 --   9 seen: the expiry this script answered the node's last applied call
 --     with, or -1 if unknown (its first call, or a call since got no answer),
 --  10 since: ms on the node's clock since it sent that call, or -1.
 -- Returns {status, grant, target, nodes, learning, capacity, expiry, share}:
 -- status "ok" or "left"; "capacity" (a join that disagrees with the
--- budget's capacity) or "lease" (a call with another lease), the budget's
--- setting in the 6th field; "owner" (another process
+-- budget's capacity), "lease" or "refresh" (a call with another), the
+-- budget's setting in the 6th field; "owner" (another process
 -- holds the node's name: the 7th field is how long its lease has left, ms).
 local meta, grants, wants, expiry, learned, owners =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -44,7 +44,7 @@ local since = tonumber(ARGV[10])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-local settings = redis.call('HMGET', meta, 'capacity', 'lease', 'learn_until', 'last')
+local settings = redis.call('HMGET', meta, 'capacity', 'lease', 'learn_until', 'last', 'refresh')
 local stale = false
 if not settings[1] then
   if mode == 'leave' then
@@ -57,7 +57,8 @@ if not settings[1] then
   -- A budget never seen, one that expired, or a Redis restarted empty or
   -- that evicted it: whatever is left of the ledger is not to be trusted.
   redis.call('DEL', grants, wants, expiry, learned, owners)
-  redis.call('HSET', meta, 'capacity', capacity, 'lease', lease, 'learn_until', 0, 'last', now)
+  redis.call('HSET', meta, 'capacity', capacity, 'lease', lease, 'refresh', refresh,
+    'learn_until', 0, 'last', now)
   stale = true
 else
   local known, budget_lease = tonumber(settings[1]), tonumber(settings[2])
@@ -67,6 +68,11 @@ else
   if mode ~= 'leave' and budget_lease ~= lease then
     -- A lease unlike the budget's would let the node outlive its grant.
     return {'lease', 0, 0, 0, 0, budget_lease, 0, 0}
+  end
+  local budget_refresh = tonumber(settings[5])
+  if mode ~= 'leave' and budget_refresh ~= refresh then
+    -- The ledger tells a gap of calls by the budget's refresh.
+    return {'refresh', 0, 0, 0, 0, budget_refresh, 0, 0}
   end
   lease = budget_lease
   if mode == 'resize' then
@@ -87,9 +93,12 @@ else
   end
   if seen >= 0 then
     local recorded = tonumber(redis.call('HGET', expiry, node))
+    -- Calls reach the script a little after they are sent: a refresh at
+    -- most for a renewal, 500 ms for a join's or a resize.
+    local tolerance = math.max(refresh, 500)
     if recorded ~= seen then
       stale = true
-    elseif since >= 0 and math.abs((now - (recorded - lease)) - since) > refresh then
+    elseif since >= 0 and math.abs((now - (recorded - lease)) - since) > tolerance then
       stale = true
     end
   end
@@ -121,11 +130,17 @@ if not learning then
 end
 
 -- One process per name: a live lease held by another token is not ours.
+-- While learning, no lease is known to have ended: the name is free once
+-- the learning lease is over, if its holder did not renew.
 local owner = redis.call('HGET', owners, node)
 if owner and owner ~= token then
   local ends = tonumber(redis.call('HGET', expiry, node))
   if ends then
-    return {'owner', 0, 0, 0, 0, capacity, math.max(ends - now, 0), 0}
+    local wait = math.max(ends - now, 0)
+    if learning then
+      wait = math.max(wait, learn_until - now)
+    end
+    return {'owner', 0, 0, 0, 0, capacity, wait, 0}
   end
 end
 
@@ -201,9 +216,11 @@ if level ~= nil and want > level then
 end
 local share = target
 
--- The ledger: a grant never exceeds what the others leave free, and never
--- falls below what the node may still hold (it gives back what it frees,
--- one renewal later).
+-- The ledger: a grant grows only into what the others leave free, and
+-- never falls below what the node may still hold (it gives back what it
+-- frees, one renewal later). So the grants sum to at most the capacity,
+-- but after a resize down, while the nodes still hold more than the new
+-- capacity: then they record what the nodes hold, and none grows.
 local others = 0
 local ledger = redis.call('HGETALL', grants)
 for i = 1, #ledger, 2 do
@@ -223,10 +240,10 @@ if learning then
   for _, held in ipairs(redis.call('HVALS', learned)) do
     known = known + tonumber(held)
   end
-  grant = math.min(math.max(holding, target), math.max(known - others, 0))
+  grant = math.max(holding, math.min(target, math.max(known - others, 0)))
 else
   redis.call('DEL', learned)
-  grant = math.min(math.max(holding, target), math.max(capacity - others, 0))
+  grant = math.max(holding, math.min(target, math.max(capacity - others, 0)))
 end
 redis.call('HSET', grants, node, grant)
 keep()

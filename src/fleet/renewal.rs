@@ -129,7 +129,8 @@ impl Shared {
                 failed_renewals: 0,
                 renewed_at: Instant::now(),
                 deadline: Instant::now(),
-                at_floor: false,
+                // At its idle floor until a first grant.
+                at_floor: true,
                 learning: false,
                 applied: 0,
                 seen: None,
@@ -343,6 +344,13 @@ pub(super) async fn call(
     want: usize,
 ) -> Result<Answer, FleetError> {
     let session = ledger.session().await;
+    // A grant past its deadline is good no longer, whatever the task got
+    // to see (a process stopped past its lease runs this first): the node
+    // falls to its floor, and no longer knows what the ledger holds for it,
+    // before it says what it holds.
+    if shared.expired() {
+        shared.fall_to_floor();
+    }
     let holding = shared.resource.capacity().max(shared.resource.usage());
     let mut in_flight = InFlight {
         shared,
@@ -378,14 +386,22 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// One renewal, given up after a refresh; whether it got an answer.
+/// One renewal, given up after a refresh; whether it got an answer. A node
+/// whose name another process took (it was cut off past its lease
+/// meanwhile) stops: it admits its idle floor and drains.
 async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
     let budget = shared.budget.load(Ordering::Relaxed);
     let renewal = call(shared, ledger, Mode::Renew, budget, want);
-    matches!(
-        tokio::time::timeout(shared.refresh, renewal).await,
-        Ok(Ok(_))
-    )
+    match tokio::time::timeout(shared.refresh, renewal).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(FleetError::Setting {
+            setting: "node", ..
+        })) => {
+            shared.stop();
+            false
+        }
+        _ => false,
+    }
 }
 
 /// Renews every refresh until the node leaves or is dropped, then drains.

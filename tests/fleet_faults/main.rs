@@ -13,6 +13,7 @@ mod support;
 
 mod bounds;
 mod clock_step;
+mod concurrent_calls;
 mod deployment;
 mod drain;
 mod failover;
@@ -20,6 +21,7 @@ mod ledger_lost;
 mod node_names;
 mod outage;
 mod oversubscribed;
+mod stalled_node;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
