@@ -28,7 +28,12 @@
 //! `Closed`), and stops every mailbox. A worker exits once its mailbox is
 //! stopped and its shard's usage is zero: every message that got a slot,
 //! even one whose sender was still between taking the slot and posting, is
-//! handled before the worker exits.
+//! handled before the worker exits. The pool counts its running worker
+//! threads under a mutex, and each thread, however it ends, counts itself
+//! out and signals a condition variable: a `shutdown` from outside waits on
+//! it holding no other lock, and one from a handler (a thread-local marks
+//! the pool's worker threads) returns at once, so shutdowns from anywhere,
+//! at once, never wait on each other.
 //!
 //! Latencies are sampled by grant number ([`WorkerPoolBuilder::latency_sample_every`]):
 //! the sender stamps a timed message with a raw clock reading, the worker
