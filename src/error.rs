@@ -1,6 +1,5 @@
 //! The errors every face shares: [`Overload`] and [`BuildError`].
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -90,12 +89,3 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
-
-/// The text of a caught panic's payload, for error messages.
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-string panic payload")
-}

@@ -6,6 +6,7 @@
 // Shared by every face: the errors, the std/loom routing, the histograms.
 mod error;
 mod latency;
+mod panics;
 mod sync;
 pub use error::{BuildError, Overload};
 pub use latency::LatencyStats;

@@ -3,7 +3,8 @@
 //! `which_children` is one snapshot (every shard's set locked at once), so
 //! it never lists more children than were alive together, and never one
 //! whose thread the OS refused; a refused start during `shutdown` wakes it
-//! as an ending child does and is not reported as cancelled.
+//! as an ending child does and is not reported as cancelled, whatever the
+//! grace; a running child always finds itself listed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -133,5 +134,49 @@ fn a_refused_start_during_shutdown_neither_holds_it_nor_counts_as_cancelled() {
         assert!(took < grace, "round {round}: shutdown waited out its grace");
         assert_eq!(report.cancelled, 0, "round {round}: {report:?}");
         assert!(report.remaining.is_empty(), "round {round}: {report:?}");
+    }
+}
+
+#[test]
+fn refused_starts_racing_a_shutdown_with_no_grace_are_not_cancelled() {
+    for round in 0..300 {
+        let supervisor = Arc::new(
+            Supervisor::builder()
+                .capacity(4)
+                .shards(2)
+                .stack_size(REFUSED_STACK)
+                .build()
+                .unwrap(),
+        );
+        let spawner = {
+            let supervisor = Arc::clone(&supervisor);
+            std::thread::spawn(move || {
+                while !matches!(supervisor.spawn(|_| ()), Err(SpawnError::Closed(_))) {}
+            })
+        };
+        std::thread::sleep(Duration::from_micros(200));
+        // The report waits for every start to resolve, even with no grace.
+        let report = supervisor.shutdown(Duration::ZERO);
+        spawner.join().unwrap();
+        assert_eq!(report.cancelled, 0, "round {round}: {report:?}");
+        assert!(report.remaining.is_empty(), "round {round}: {report:?}");
+    }
+}
+
+#[test]
+fn a_running_child_finds_itself_listed() {
+    let supervisor = Arc::new(
+        Supervisor::builder()
+            .capacity(64)
+            .shards(1)
+            .build()
+            .unwrap(),
+    );
+    for _ in 0..3000 {
+        let listed = Arc::clone(&supervisor);
+        let child = supervisor
+            .spawn(move |context| listed.which_children().contains(&context.id()))
+            .unwrap();
+        assert!(child.join().unwrap(), "a running child was not listed");
     }
 }

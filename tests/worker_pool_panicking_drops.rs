@@ -2,7 +2,8 @@
 //! defect 3): a request skipped after its caller timed out, and a reply
 //! its caller no longer waits for, are dropped under the panic guard, so
 //! the shard keeps handling what it admits and every message is accounted
-//! for once.
+//! for once. A panic payload whose own `Drop` panics, again and again,
+//! neither (found by the adversarial review of the fix).
 
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
@@ -25,7 +26,21 @@ impl Drop for Bomb {
     }
 }
 
+/// Panics with `Chain(n - 1)` when dropped, down to 0: a panic payload
+/// whose drop panics with another such payload.
+struct Chain(u32);
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            std::panic::panic_any(Chain(self.0 - 1));
+        }
+    }
+}
+
 enum Job {
+    /// Panics with a `Chain(n)` payload.
+    Blow(u32),
     /// Waits for the gate, then answers with a reply that panics when
     /// dropped.
     Blocked(Arc<Mutex<Receiver<()>>>, bool),
@@ -51,6 +66,7 @@ impl Worker for Handler {
                 Bomb(false)
             }
             Job::Work => Bomb(false),
+            Job::Blow(n) => std::panic::panic_any(Chain(n)),
         }
     }
 }
@@ -112,4 +128,37 @@ fn a_reply_whose_drop_panics_after_its_caller_left_leaves_the_worker_running() {
     pool.shutdown();
     accounted(&pool);
     assert_eq!(pool.stats().handled, 3);
+}
+
+#[test]
+fn a_panic_whose_payload_panics_when_dropped_leaves_the_worker_running() {
+    support::panics::quiet_all_panics();
+    let pool = pool();
+    assert!(matches!(
+        pool.call(Job::Blow(4)),
+        Err(CallError::WorkerPanicked)
+    ));
+    // Rebuilt, and counted once.
+    pool.call(Job::Work).expect("the shard still works");
+    pool.cast(Job::Work).unwrap_or_else(|_| panic!("admitted"));
+    pool.shutdown();
+    accounted(&pool);
+    let stats = pool.stats();
+    assert_eq!((stats.panics, stats.restarts), (1, 1), "{stats:?}");
+}
+
+#[test]
+fn a_factory_panic_whose_payload_panics_when_dropped_is_a_build_error() {
+    support::panics::quiet_all_panics();
+    let err = WorkerPool::builder()
+        .capacity(4)
+        .shards(2)
+        .build(|shard| -> Handler {
+            if shard == 1 {
+                std::panic::panic_any(Chain(3));
+            }
+            Handler
+        })
+        .unwrap_err();
+    assert_eq!(err.setting(), "factory", "{err}");
 }

@@ -7,7 +7,7 @@ use crossbeam_utils::CachePadded;
 use crate::admission::{ShardedCounter, Shares, Sizing};
 use crate::error::BuildError;
 use crate::rates::Rates;
-use crate::sync::{check_thread_name, AtomicBool, Condvar, Mutex};
+use crate::sync::{check_thread_name, AtomicBool, AtomicUsize, Condvar, Mutex};
 
 use super::live_set::{Shared, SupervisorShard};
 use super::Supervisor;
@@ -121,6 +121,7 @@ impl SupervisorBuilder {
             closing: AtomicBool::new(false),
             exits: Condvar::new(),
             exit_lock: Mutex::new(()),
+            starting: AtomicUsize::new(0),
             name,
             stack_size: self.stack_size,
         });

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::admission::ShardedCounter;
-use crate::sync::{lock, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{lock, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
 use super::child::ChildState;
 use crate::children::ChildId;
@@ -22,6 +22,9 @@ pub(super) struct Shared {
     /// Wakes a shutdown waiting for children to end.
     pub(super) exits: Condvar,
     pub(super) exit_lock: Mutex<()>,
+    /// Children registered whose thread the OS has not yet started or
+    /// refused: a shutdown's report waits for them to be one or the other.
+    pub(super) starting: AtomicUsize,
     pub(super) name: String,
     pub(super) stack_size: Option<usize>,
 }
@@ -78,7 +81,14 @@ impl Shared {
         self.wake_shutdown();
     }
 
-    /// A shutdown waits for the live set to empty: every removal wakes it.
+    /// The OS started a registered child's thread, or refused it.
+    pub(super) fn start_resolved(&self) {
+        self.starting.fetch_sub(1, Ordering::SeqCst);
+        self.wake_shutdown();
+    }
+
+    /// A shutdown waits for the live set to empty, and for every start to
+    /// resolve: each removal and each resolution wakes it.
     fn wake_shutdown(&self) {
         if self.closing.load(Ordering::Acquire) {
             let _guard = lock(&self.exit_lock);
@@ -138,6 +148,8 @@ impl Shared {
         // not start.
         bump(&self.shards[shard].spawned);
         live.children.insert(id, Arc::clone(state));
+        // Under the shard lock: a shutdown that swept this child counts it.
+        self.starting.fetch_add(1, Ordering::SeqCst);
         Some(id)
     }
 

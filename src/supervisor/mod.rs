@@ -39,7 +39,8 @@ use std::time::{Duration, Instant};
 
 use crate::admission::home_shard;
 use crate::children::{ChildId, ShutdownReport, SpawnError};
-use crate::error::{panic_message, BuildError};
+use crate::error::BuildError;
+use crate::panics::{drop_quietly, panic_message};
 use crate::rates::{RateStats, Rates, Sample};
 use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
 
@@ -183,8 +184,15 @@ impl Supervisor {
                 let child = lock(&closure).take().expect("a child's closure runs once");
                 drop(closure);
                 let context = ChildContext::new(id, Arc::clone(&state));
-                let outcome = catch_unwind(AssertUnwindSafe(|| child(&context)))
-                    .map_err(|panic| ChildPanicked::new(panic_message(&*panic).to_owned()));
+                // Marked by the child itself too: it finds itself listed.
+                state.started.store(true, Ordering::Release);
+                let outcome = catch_unwind(AssertUnwindSafe(|| child(&context))).map_err(|panic| {
+                    let panicked = ChildPanicked::new(panic_message(&*panic).to_owned());
+                    // A payload whose `Drop` panics must not unwind the
+                    // thread before it leaves the live set.
+                    drop_quietly(panic);
+                    panicked
+                });
                 shared.child_ended(shard, id, outcome.is_err());
                 state.mark_finished();
                 outcome
@@ -198,10 +206,12 @@ impl Supervisor {
             Ok(thread) => {
                 // Listed from now on, until it ends (it may have already).
                 state.started.store(true, Ordering::Release);
+                shared.start_resolved();
                 Ok(ChildHandle::new(id, state, thread))
             }
             Err(error) => {
                 shared.unregister_unstarted(shard, id);
+                shared.start_resolved();
                 let child = lock(&closure)
                     .take()
                     .expect("a thread that never started never took its closure");
@@ -418,6 +428,11 @@ impl Supervisor {
                 None => Duration::from_secs(3600),
             };
             guard = wait_timeout(&shared.exits, guard, left);
+        }
+        // Every swept child's start resolved (the OS started its thread or
+        // refused it: a system call's time), so the report knows which ran.
+        while shared.starting.load(Ordering::SeqCst) > 0 {
+            guard = wait_timeout(&shared.exits, guard, Duration::from_millis(10));
         }
         drop(guard);
         // A child whose thread the OS refused never ran: not cancelled.

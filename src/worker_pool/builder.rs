@@ -9,7 +9,8 @@ use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
 use crate::admission::{limit_for, Sizing, SplitShard};
-use crate::error::{panic_message, BuildError};
+use crate::error::BuildError;
+use crate::panics::{drop_quietly, panic_message};
 use crate::rates::Rates;
 use crate::sync::{check_thread_name, lock, spawn_named, AtomicBool, AtomicU64, Condvar, Mutex};
 
@@ -518,13 +519,18 @@ where
         match catch_unwind(AssertUnwindSafe(|| factory(shard))) {
             Ok(worker) => workers.push(worker),
             Err(panic) => {
-                return Err(BuildError::new(
+                let error = BuildError::new(
                     "factory",
                     format!(
                         "panicked building the worker of shard {shard}: {}",
                         panic_message(&*panic)
                     ),
-                ))
+                );
+                // User values whose `Drop` may panic: `build` returns its
+                // error all the same.
+                drop_quietly(panic);
+                drop_quietly(workers);
+                return Err(error);
             }
         }
     }

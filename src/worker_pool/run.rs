@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::admission::{limit_for, SplitShard};
 use crate::latency::LatencyBatch;
+use crate::panics::{drop_quietly, run_quietly};
 use crate::sync::{lock, Ordering};
 
 use super::envelope::{CallAnswer, Envelope, Failure, Ticks, UNTIMED};
@@ -56,24 +57,13 @@ struct Turn<W> {
     gave_up: bool,
 }
 
-/// Runs `f`, which lets go of user values (a reply's send drops it when
-/// the caller stopped waiting), under `catch_unwind`: a user type's `Drop`
-/// that panics costs the value, never the thread.
-fn guarded(f: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(f));
-}
-
-/// Drops `value` under `catch_unwind` (see [`guarded`]).
-fn quietly<T>(value: T) {
-    guarded(move || drop(value));
-}
-
 /// Counts the worker thread out of the pool's running workers when it ends,
 /// however it ends.
 struct Ended<'a, W: Worker>(&'a Shared<W>);
 
 impl<W: Worker> Drop for Ended<'_, W> {
     fn drop(&mut self) {
+        self.0.leave_worker();
         self.0.worker_ended();
     }
 }
@@ -101,16 +91,16 @@ where
             // Unwound past every guard: the shard goes down for good, and
             // the loop answers the rest of its mailbox (calls get their
             // requests back) until it is stopped and empty.
-            quietly(panic);
-            quietly(turn.worker.take());
+            drop_quietly(panic);
+            drop_quietly(turn.worker.take());
             turn.gave_up = true;
             ShardRecord::bump(&self.record().panics);
             self.set_up(false);
         }
         self.flush(self.record(), &mut turn.batch);
         if let Some(mut worker) = turn.worker.take() {
-            let _ = catch_unwind(AssertUnwindSafe(|| worker.terminate()));
-            quietly(worker);
+            run_quietly(|| worker.terminate());
+            drop_quietly(worker);
         }
     }
 
@@ -177,7 +167,7 @@ where
     fn tick(&self, turn: &mut Turn<W>) {
         if let Some(current) = turn.worker.as_mut() {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| current.tick())) {
-                quietly(panic);
+                drop_quietly(panic);
                 self.died(turn);
             }
         }
@@ -202,7 +192,7 @@ where
             // The caller gave up before the worker got here.
             self.shard().release();
             ShardRecord::bump(&record.skipped);
-            quietly(request);
+            drop_quietly(request);
             return false;
         }
         let Some(current) = turn.worker.as_mut() else {
@@ -216,7 +206,7 @@ where
             } else {
                 Failure::Closed(request)
             };
-            guarded(move || reply.send(Err(failure)));
+            run_quietly(move || reply.send(Err(failure)));
             return false;
         };
         let started = self.start_time(posted, started);
@@ -226,13 +216,13 @@ where
         self.flush(record, &mut turn.batch);
         match outcome {
             // A caller that stopped waiting drops the value in `send`.
-            Ok(value) => guarded(move || reply.send(Ok(value))),
+            Ok(value) => run_quietly(move || reply.send(Ok(value))),
             Err(panic) => {
-                quietly(panic);
+                drop_quietly(panic);
                 // Rebuilt (or down) before the caller hears, so a caller
                 // that tries again at once finds the shard up again.
                 self.died(turn);
-                guarded(move || reply.send(Err(Failure::Panicked)));
+                run_quietly(move || reply.send(Err(Failure::Panicked)));
             }
         }
         true
@@ -245,14 +235,14 @@ where
         let Some(current) = turn.worker.as_mut() else {
             self.shard().release();
             ShardRecord::bump(&record.skipped);
-            quietly(request);
+            drop_quietly(request);
             return false;
         };
         let started = self.start_time(posted, started);
         let outcome = catch_unwind(AssertUnwindSafe(|| current.handle_cast(request)));
         turn.last_finished = self.finish(record, &mut turn.batch, posted, started);
         if let Err(panic) = outcome {
-            quietly(panic);
+            drop_quietly(panic);
             self.died(turn);
         }
         true
@@ -327,7 +317,7 @@ where
     #[cold]
     fn died(&self, turn: &mut Turn<W>) {
         ShardRecord::bump(&self.record().panics);
-        quietly(turn.worker.take());
+        drop_quietly(turn.worker.take());
         self.set_up(false);
         if turn.intensity.allow_another() {
             self.call_factory(turn);
@@ -348,7 +338,7 @@ where
                 ShardRecord::bump(&self.record().restarts);
             }
             Err(panic) => {
-                quietly(panic);
+                drop_quietly(panic);
                 if !turn.intensity.allow_another() {
                     turn.gave_up = true;
                 }

@@ -120,6 +120,11 @@ impl<W: Worker> Shared<W> {
         *lock(&self.running) += 1;
     }
 
+    /// The current worker thread is done serving this pool.
+    pub(super) fn leave_worker(&self) {
+        WORKER_OF.with(|of| of.set(0));
+    }
+
     /// A worker thread ended (or never started).
     pub(super) fn worker_ended(&self) {
         let mut running = lock(&self.running);
