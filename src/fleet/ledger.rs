@@ -199,6 +199,9 @@ impl Session<'_> {
                     ledger.lease_ms
                 ),
             )),
+            "late" => Err(FleetError::timed_out(
+                "the call reached Redis after the lease it renews ran out",
+            )),
             "refresh" => Err(FleetError::invalid(
                 "refresh",
                 format!(

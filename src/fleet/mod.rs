@@ -31,9 +31,10 @@
 //!   once they are free). The one exception is a resize down, while the
 //!   nodes still hold more than the new capacity: the ledger then records
 //!   what they hold, and no node grows until they fit.
-//! * No slot idles while nodes want more: with more busy nodes than slots,
-//!   the slots an equal share leaves over go one each to nodes in turns
-//!   that move every lease, so every node gets one.
+//! * With more busy nodes than slots, the slots an equal share leaves over
+//!   go one each to nodes in turns that move every lease, so every node
+//!   gets one; a slot changing hands idles for about two renewals (one to
+//!   give it back, one to take it).
 //! * A node never admits more than its grant: that is its resource's
 //!   bound. While it joins, and after a join that failed, it admits only
 //!   its floor (0 unless set).
@@ -58,8 +59,11 @@
 //!   budget never seen: a budget's very first lease is a learning one), when
 //!   no call came for three refreshes while it holds leases (a restore from
 //!   a snapshot, a replica promoted late, Redis stopped), when its clock
-//!   went back or jumped, and when a node's record is not the one the node
-//!   was last answered with (writes lost).
+//!   went back or jumped (or Redis answered a node's call later than a
+//!   refresh, 500 ms and a tenth of the lease: it cannot tell the two
+//!   apart), and when a node's record is not the one the node was last
+//!   answered with (writes lost). A call that reaches Redis after the lease
+//!   it renews ran out (it waited out a partition) changes nothing.
 //! * One process per name: a second process joining under a name whose
 //!   lease is live is refused (a process restarted under its name waits,
 //!   within its join, for the old lease to run out, and for a learning

@@ -24,7 +24,8 @@
 --     with, or -1 if unknown (its first call, or a call since got no answer),
 --  10 since: ms on the node's clock since it sent that call, or -1.
 -- Returns {status, grant, target, nodes, learning, capacity, expiry, share}:
--- status "ok" or "left"; "capacity" (a join that disagrees with the
+-- status "ok" or "left"; "late" (the lease the call renews ran out before
+-- it got here: nothing changed); "capacity" (a join that disagrees with the
 -- budget's capacity), "lease" or "refresh" (a call with another), the
 -- budget's setting in the 6th field; "owner" (another process
 -- holds the node's name: the 7th field is how long its lease has left, ms).
@@ -43,6 +44,14 @@ local since = tonumber(ARGV[10])
 -- The server's clock: no node's clock decides an expiry.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- A call that reaches the script after the lease it renews ran out (it
+-- waited out a partition, or in Redis's queue): its node has stopped using
+-- that lease by now, and what it reported holding is stale. It changes
+-- nothing (its node gave up on it, or counts it as failed).
+if mode ~= 'leave' and seen >= 0 and seen <= now then
+  return {'late', 0, 0, 0, 0, 0, 0, 0}
+end
 
 local settings = redis.call('HMGET', meta, 'capacity', 'lease', 'learn_until', 'last', 'refresh')
 local stale = false
@@ -94,8 +103,9 @@ else
   if seen >= 0 then
     local recorded = tonumber(redis.call('HGET', expiry, node))
     -- Calls reach the script a little after they are sent: a refresh at
-    -- most for a renewal, 500 ms for a join's or a resize.
-    local tolerance = math.max(refresh, 500)
+    -- most for a renewal, 500 ms for a join's or a resize. A step below a
+    -- tenth of the lease is within the nodes' margin.
+    local tolerance = math.max(refresh, 500, lease / 10)
     if recorded ~= seen then
       stale = true
     elseif since >= 0 and math.abs((now - (recorded - lease)) - since) > tolerance then

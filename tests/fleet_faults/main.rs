@@ -21,6 +21,7 @@ mod ledger_lost;
 mod node_names;
 mod outage;
 mod oversubscribed;
+mod partition;
 mod stalled_node;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
