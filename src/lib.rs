@@ -3,7 +3,8 @@
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// Shared by every face: the errors, the std/loom routing, the histograms.
+// Shared by every face: the errors, caught panics, the std/loom routing,
+// the histograms.
 mod error;
 mod latency;
 mod panics;
@@ -16,15 +17,19 @@ pub use latency::LatencyStats;
 mod admission;
 pub use admission::{Priority, MAX_SHARDS};
 
+// What operators see of every face: rates over windows, and the figures an
+// exporter reads.
 mod rates;
 pub use rates::{RateStats, WindowStats};
 
 mod metered;
 pub use metered::{Figure, FigureValue, Metered, Snapshot};
 
-// Resource: the sharded admission counter.
+// Where a resource's capacity can come from: an adaptive limit that finds
+// itself from latency and drops.
 pub mod adaptive;
 
+// Resource: the sharded admission counter.
 mod resource;
 #[cfg(sidejob_loom)]
 #[doc(hidden)]
@@ -43,17 +48,18 @@ pub use worker_pool::{
     DEFAULT_RESTART_WINDOW,
 };
 
-// Supervisor: a bounded, tracked set of child threads.
+// What both supervisors share: child ids, spawn errors, shutdown reports.
 mod children;
 pub use children::{ChildId, ShutdownReport, SpawnError};
 
+// Supervisor: a bounded, tracked set of child threads.
 mod supervisor;
 pub use supervisor::{
     ChildContext, ChildHandle, ChildPanicked, Supervisor, SupervisorBuilder, SupervisorShardStats,
     SupervisorStats,
 };
 
-// ObjectPool: reusable objects with hard and soft limits, waiters, tags and groups.
+// TaskSupervisor: a bounded, tracked set of async tasks.
 mod task_supervisor;
 pub use task_supervisor::{
     TaskContext, TaskShardStats, TaskSupervisor, TaskSupervisorBuilder, TaskSupervisorStats,
@@ -62,6 +68,8 @@ pub use task_supervisor::{
 #[cfg(feature = "tokio")]
 pub use task_supervisor::{TaskError, TaskHandle};
 
+// ObjectPool and AsyncObjectPool: reusable objects with hard and soft
+// limits, waiters, tags and groups.
 mod object_pool;
 #[cfg(feature = "tokio")]
 pub use object_pool::{
@@ -74,6 +82,8 @@ pub use object_pool::{
     DEFAULT_QUEUE_MAX,
 };
 
+// Exporters of the faces' figures, the tower layers, and one budget for a
+// fleet of nodes: each behind its feature.
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;

@@ -1,4 +1,6 @@
-//! [`Resource`]: the sharded admission counter every other face is built on.
+//! [`Resource`]: the sharded admission counter, the face of the admission
+//! core for users who hold permits themselves (the other faces stand on
+//! the core's counter, not on `Resource`).
 //!
 //! It is a thin face over the admission core's
 //! `ShardedCounter` (`admission/counter.rs`): this module adds
