@@ -21,9 +21,9 @@
 //!   `stats()` counts the panic and the restart;
 //! * the restart intensity (#16): with `max_restarts` drawn from 0 to 3 (or
 //!   unlimited), a shard whose worker dies once too often is down for good:
-//!   no send is placed on it, its queued calls are answered `WorkerPanicked`
-//!   unrun and its casts dropped, all counted as skipped, and its `up` flag
-//!   is false;
+//!   no send is placed on it, its queued calls get their requests back
+//!   unrun (`ShardDown`, #39) and its casts are dropped, all counted as
+//!   skipped, and its `up` flag is false;
 //! * slots stay exact: per-shard usage (queued plus running), handled and
 //!   restart counts, and the pool's accepted/rejected/handled/panics totals.
 //!
@@ -206,6 +206,9 @@ enum Outcome {
     Overload,
     /// `WorkerPanicked`.
     Panicked,
+    /// `ShardDown`, with its own request handed back: queued on a shard
+    /// that went down for good before it ran.
+    ShardDown,
     /// Anything else: always a failure.
     Unexpected(&'static str),
 }
@@ -217,6 +220,8 @@ fn outcome(id: u64, result: Result<(usize, u64), CallError<Request>>) -> Outcome
         Err(CallError::Overload(request)) if request.id() == id => Outcome::Overload,
         Err(CallError::Overload(_)) => Outcome::Unexpected("Overload with another request"),
         Err(CallError::WorkerPanicked) => Outcome::Panicked,
+        Err(CallError::ShardDown(request)) if request.id() == id => Outcome::ShardDown,
+        Err(CallError::ShardDown(_)) => Outcome::Unexpected("ShardDown with another request"),
         Err(CallError::Timeout) => Outcome::Unexpected("Timeout"),
         Err(CallError::Closed(_)) => Outcome::Unexpected("Closed"),
         Err(_) => Outcome::Unexpected("another error"),
@@ -399,12 +404,12 @@ impl Model {
         for (index, shard) in self.shards.iter_mut().enumerate() {
             loop {
                 if shard.down {
-                    // No worker: calls are answered `WorkerPanicked`
-                    // unrun, casts dropped; both counted as skipped.
+                    // No worker: calls get their requests back unrun
+                    // (`ShardDown`), casts dropped; both counted as skipped.
                     for msg in shard.queue.drain(..) {
                         self.skipped += 1;
                         if let Some(helper) = msg.helper {
-                            self.results.insert(msg.id, Outcome::Panicked);
+                            self.results.insert(msg.id, Outcome::ShardDown);
                             self.pending.remove(&helper);
                         }
                     }
