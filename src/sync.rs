@@ -124,6 +124,15 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Locks `mutex` if no one holds it, ignoring poison as [`lock`] does.
+pub(crate) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Waits on `condvar` for at most `timeout`, ignoring poison as [`lock`]
 /// does. May wake early; callers re-check their condition.
 pub(crate) fn wait_timeout<'a, T>(

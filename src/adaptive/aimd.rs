@@ -7,8 +7,10 @@ use super::{Algorithm, Window};
 use crate::error::BuildError;
 
 /// Additive increase, multiplicative decrease, after Netflix
-/// concurrency-limits' `AIMDLimit`: a window with a drop, or whose mean
-/// latency is past the timeout, multiplies the limit by the backoff;
+/// concurrency-limits' `AIMDLimit`: a window with a drop, or with a
+/// sampled request slower than the timeout (its
+/// [`max_latency`](Window::max_latency); Netflix checks each sample too),
+/// multiplies the limit by the backoff;
 /// otherwise, while the application uses at least half the limit, the
 /// limit grows by one. It reads latency only against the timeout, so give
 /// it one near the latency your callers give up at.
@@ -27,6 +29,8 @@ use crate::error::BuildError;
 /// assert_eq!(aimd.update(10, &calm.with_drops(1)), 5);
 /// let slow = Window::new(50, Duration::from_millis(200), 10);
 /// assert_eq!(aimd.update(10, &slow), 5);
+/// let one_late = calm.with_max_latency(Duration::from_millis(150)); // the mean is fine
+/// assert_eq!(aimd.update(10, &one_late), 5);
 ///
 /// let resource = sidejob::Resource::builder()
 ///     .capacity(8)
@@ -69,8 +73,8 @@ impl Aimd {
         self
     }
 
-    /// A window whose mean latency is above this backs off as a drop does.
-    /// Default 5 s.
+    /// A window with a sampled request slower than this backs off as a
+    /// drop does. Default 5 s.
     ///
     /// # Examples
     ///
@@ -97,7 +101,7 @@ impl Aimd {
 
 impl Algorithm for Aimd {
     fn update(&mut self, limit: usize, window: &Window) -> usize {
-        if window.drops > 0 || window.mean_latency > self.timeout {
+        if window.drops > 0 || window.max_latency.max(window.mean_latency) > self.timeout {
             (limit as f64 * self.backoff) as usize
         } else if window.max_in_flight * 2 >= limit || window.refused > 0 {
             limit + 1

@@ -15,8 +15,10 @@ use crate::error::BuildError;
 ///
 /// A permit's hold time, from acquire to drop, is a latency sample.
 /// [`Permit::dropped`](crate::Permit::dropped) reports a drop (the guarded
-/// call failed from overload downstream); [`Permit::ignore`](crate::Permit::ignore)
-/// releases without a sample. Every hold counts, however short: Netflix
+/// call failed from overload downstream); [`Permit::cancelled`](crate::Permit::cancelled)
+/// a call that ended without its answer, whose hold is a censored sample
+/// (or a drop, past [`drop_after`](Adaptive::drop_after));
+/// [`Permit::ignore`](crate::Permit::ignore) releases without a sample. Every hold counts, however short: Netflix
 /// ignores samples under 100 µs, but an in-process downstream's whole range
 /// can lie there, and the drops that made Netflix's near-zero rejections
 /// mislead (#176) are counted as drops here, not as samples.
@@ -25,6 +27,10 @@ use crate::error::BuildError;
 /// when its grant number on its shard is a multiple of a stride, which
 /// each window sets so that a window gathers a few hundred samples (from
 /// 1, every permit, to 64). Drops are always counted.
+///
+/// A window closes on the first sampled release, drop or refused acquire
+/// past its time, so a limit under which nothing is released still moves
+/// once the application asks for more.
 ///
 /// # Examples
 ///
@@ -61,6 +67,7 @@ pub struct Adaptive {
     pub(crate) max_limit: usize,
     pub(crate) window: Duration,
     pub(crate) min_samples: u64,
+    pub(crate) drop_after: f64,
 }
 
 /// How often the limit may change unless [`Adaptive::window`] says.
@@ -135,6 +142,7 @@ impl Adaptive {
             max_limit: 1000,
             window: DEFAULT_WINDOW,
             min_samples: 10,
+            drop_after: 4.0,
         }
     }
 
@@ -208,6 +216,34 @@ impl Adaptive {
         self
     }
 
+    /// A call cancelled after holding its permit longer than `multiple` ×
+    /// the [baseline](super::AdaptiveStats::baseline) counts as a drop: its
+    /// caller gave up on a downstream that did not answer (a timeout). A
+    /// call cancelled sooner is a censored sample: its hold counts in the
+    /// window's mean, as a lower bound of its latency. At least 1.
+    /// Default 4.
+    ///
+    /// A call is cancelled when [`Permit::cancelled`](crate::Permit::cancelled)
+    /// releases its permit, as the tower layers do for a dropped response
+    /// future and for an error that is not a drop. Only sampled permits are
+    /// timed (see [Signals](Adaptive#signals)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::Adaptive;
+    /// let err = sidejob::Resource::builder()
+    ///     .capacity(8)
+    ///     .adaptive(Adaptive::gradient().drop_after(0.5))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.setting(), "drop_after");
+    /// ```
+    pub fn drop_after(mut self, multiple: f64) -> Adaptive {
+        self.drop_after = multiple;
+        self
+    }
+
     /// The rule's name: `aimd`, `gradient`, `vegas` or `custom`.
     ///
     /// # Examples
@@ -252,6 +288,9 @@ impl Adaptive {
         if self.min_samples == 0 {
             return Err(BuildError::new("min_samples", "must be at least 1"));
         }
+        if !(self.drop_after >= 1.0 && self.drop_after.is_finite()) {
+            return Err(BuildError::new("drop_after", "must be at least 1"));
+        }
         Ok(())
     }
 }
@@ -285,6 +324,7 @@ impl fmt::Debug for Adaptive {
             .field("max_limit", &self.max_limit)
             .field("window", &self.window)
             .field("min_samples", &self.min_samples)
+            .field("drop_after", &self.drop_after)
             .finish()
     }
 }

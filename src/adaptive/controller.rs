@@ -5,12 +5,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use super::baseline::{Baseline, Observed};
 use super::{Adaptive, AdaptiveStats, Algorithm, Window};
 use crate::admission::SampleTotals;
-
-/// The rise of the baseline toward a higher window minimum, as a shift: an
-/// eighth of the gap a window.
-const BASELINE_RISE_SHIFT: u32 = 3;
 
 /// An adaptive limit's state between windows.
 pub(crate) struct Controller {
@@ -18,11 +15,12 @@ pub(crate) struct Controller {
     pub(super) min_limit: usize,
     pub(super) max_limit: usize,
     min_samples: u64,
+    /// [`Adaptive::drop_after`].
+    drop_after: f64,
     /// A window too thin to decide on, carried into the next.
     pending: SampleTotals,
     pending_refused: u64,
-    /// Nanoseconds; 0 until the first window.
-    baseline: u64,
+    baseline: Baseline,
     stats: AdaptiveStats,
 }
 
@@ -42,12 +40,14 @@ impl Controller {
             min_limit: adaptive.min_limit,
             max_limit: adaptive.max_limit,
             min_samples: adaptive.min_samples,
+            drop_after: adaptive.drop_after,
             pending: SampleTotals::default(),
             pending_refused: 0,
-            baseline: 0,
+            baseline: Baseline::default(),
             stats: AdaptiveStats {
                 limit: initial,
                 baseline: Duration::ZERO,
+                min_baseline: Duration::ZERO,
                 latency: Duration::ZERO,
                 windows: 0,
                 samples: 0,
@@ -82,9 +82,10 @@ impl Controller {
         self.stats.drops += totals.drops;
         self.stats.samples += totals.samples;
         let bound = refused > 0 || totals.peak >= limit as u64;
-        let window = self.window(limit, &totals, refused, bound);
+        let observed = Observed::of(&totals);
+        self.baseline.before(observed, limit <= self.min_limit);
+        let window = self.window(&totals, refused);
         self.stats.latency = window.mean_latency;
-        self.stats.baseline = window.baseline;
 
         let proposed = catch_unwind(AssertUnwindSafe(|| self.algorithm.update(limit, &window)))
             .unwrap_or(limit);
@@ -97,6 +98,9 @@ impl Controller {
             proposed
         };
         let next = proposed.clamp(self.min_limit, self.max_limit);
+        self.baseline.after(observed, bound, next < limit);
+        self.stats.baseline = Duration::from_nanos(self.baseline.mean);
+        self.stats.min_baseline = Duration::from_nanos(self.baseline.min);
         self.stats.limit = next;
         match next.cmp(&limit) {
             std::cmp::Ordering::Greater => self.stats.increases += 1,
@@ -106,20 +110,16 @@ impl Controller {
         Some(next)
     }
 
-    /// The window the algorithm sees; moves the baseline first.
-    fn window(&mut self, limit: usize, totals: &SampleTotals, refused: u64, bound: bool) -> Window {
+    /// The window the algorithm sees, with the baseline as it stands.
+    fn window(&self, totals: &SampleTotals, refused: u64) -> Window {
         let (min, mean) = match totals.sum_nanos.checked_div(totals.samples) {
             None => (Duration::ZERO, Duration::ZERO),
             Some(mean) => {
-                if self.baseline == 0 || totals.min_nanos < self.baseline {
-                    self.baseline = totals.min_nanos;
-                } else if !bound || limit <= self.min_limit {
-                    self.baseline += (totals.min_nanos - self.baseline) >> BASELINE_RISE_SHIFT;
-                }
-                (
-                    Duration::from_nanos(totals.min_nanos),
-                    Duration::from_nanos(mean),
-                )
+                let min = match totals.min_nanos {
+                    u64::MAX => mean, // every sample censored
+                    min => min,
+                };
+                (Duration::from_nanos(min), Duration::from_nanos(mean))
             }
         };
         Window {
@@ -127,9 +127,20 @@ impl Controller {
             drops: totals.drops,
             min_latency: min,
             mean_latency: mean,
-            baseline: Duration::from_nanos(self.baseline),
+            max_latency: Duration::from_nanos(totals.max_nanos),
+            baseline: Duration::from_nanos(self.baseline.mean),
+            min_baseline: Duration::from_nanos(self.baseline.min),
             max_in_flight: usize::try_from(totals.peak).unwrap_or(usize::MAX),
             refused,
+        }
+    }
+
+    /// How long a cancelled permit may be held before it counts as a
+    /// drop, in nanoseconds: `u64::MAX` before the first window.
+    pub(crate) fn drop_after_nanos(&self) -> u64 {
+        match self.baseline.mean {
+            0 => u64::MAX,
+            baseline => (baseline as f64 * self.drop_after) as u64,
         }
     }
 

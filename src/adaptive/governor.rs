@@ -21,9 +21,11 @@
 //!
 //! # Orderings
 //!
-//! The stride and the window's start are `Relaxed`: each is a figure that
-//! steers sampling and when to try the lock; a stale one costs a sample
-//! more or less, or a try of the lock. The lock orders the closers. The
+//! The stride, the window's start and the drop threshold are `Relaxed`:
+//! each is a figure that steers sampling, when to try the lock, or whether
+//! one cancelled permit counts as a drop; a stale one costs a sample more
+//! or less, a try of the lock, or one permit judged by the last window's
+//! baseline. The lock orders the closers. The
 //! samples' own orderings are in `admission/samples.rs`.
 
 use crossbeam_utils::CachePadded;
@@ -65,6 +67,10 @@ struct Hot {
     opened: AtomicU64,
     /// The window's length, in nanoseconds.
     window_nanos: u64,
+    /// A cancelled permit held longer than this, in nanoseconds, is a
+    /// drop ([`Adaptive::drop_after`] × the baseline); `u64::MAX` before
+    /// the first window.
+    drop_after: AtomicU64,
 }
 
 /// What a window's close keeps.
@@ -81,6 +87,8 @@ struct Closing {
 pub(crate) struct Governor {
     hot: CachePadded<Hot>,
     closing: Mutex<Closing>,
+    /// The least and the most the limit may be.
+    bounds: (usize, usize),
 }
 
 impl Governor {
@@ -88,6 +96,7 @@ impl Governor {
     /// capacity is the initial limit, timed by `clock`.
     pub(crate) fn new(adaptive: Adaptive, counter: &ShardedCounter, clock: Clock) -> Governor {
         let window_nanos = u64::try_from(adaptive.window.as_nanos()).unwrap_or(u64::MAX);
+        let bounds = (adaptive.min_limit, adaptive.max_limit);
         let opened = clock.raw();
         Governor {
             hot: CachePadded::new(Hot {
@@ -95,12 +104,14 @@ impl Governor {
                 mask: AtomicU64::new(0),
                 opened: AtomicU64::new(opened),
                 window_nanos,
+                drop_after: AtomicU64::new(u64::MAX),
             }),
             closing: Mutex::new(Closing {
                 controller: Controller::new(adaptive, counter.capacity()),
                 refused: counter.refusals_total(),
                 granted: counter.grants_total(),
             }),
+            bounds,
         }
     }
 
@@ -120,14 +131,45 @@ impl Governor {
     #[inline]
     pub(crate) fn finish(&self, counter: &ShardedCounter, shard: usize, stamp: u64) {
         let now = self.hot.clock.raw();
+        counter.release_sampled(shard, self.held(stamp, now));
+        self.maybe_close(counter, now);
+    }
+
+    /// A sampled permit stamped `stamp` is released from `shard` of
+    /// `counter` after its call ended without an answer (cancelled, or
+    /// failed for a reason that is not overload): a censored sample, or a
+    /// drop if it was held past [`Adaptive::drop_after`] × the baseline
+    /// (the caller gave up on a downstream that did not answer).
+    pub(crate) fn finish_cancelled(&self, counter: &ShardedCounter, shard: usize, stamp: u64) {
+        let now = self.hot.clock.raw();
+        let held = self.held(stamp, now);
+        if held > self.hot.drop_after.load(Ordering::Relaxed) {
+            counter.record_drop(shard);
+            counter.release(shard);
+        } else {
+            counter.release_censored(shard, held);
+        }
+        self.maybe_close(counter, now);
+    }
+
+    /// Nanoseconds from the stamp `stamp` to the raw reading `now`.
+    #[inline]
+    fn held(&self, stamp: u64, now: u64) -> u64 {
         // The stamp's missing high bits are now's, or one period less.
         let period = 1u64 << (STAMP_BITS + STAMP_SHIFT);
         let mut started = (now & !(period - 1)) | (stamp << STAMP_SHIFT);
         if started > now {
             started = started.wrapping_sub(period);
         }
-        counter.release_sampled(shard, self.hot.clock.delta_as_nanos(started, now));
-        self.maybe_close(counter, now);
+        self.hot.clock.delta_as_nanos(started, now)
+    }
+
+    /// An acquire of `counter` was refused: the window may close now, so
+    /// that a limit nothing is released under (every permit held, or none
+    /// admitted) still moves.
+    #[cold]
+    pub(crate) fn refused(&self, counter: &ShardedCounter) {
+        self.maybe_close(counter, self.hot.clock.raw());
     }
 
     /// A permit of `shard` reports a drop. Its slot is released by the
@@ -163,15 +205,19 @@ impl Governor {
         let new_grants = granted.saturating_sub(closing.granted);
         closing.refused = refused;
         closing.granted = granted;
+        let limit = counter.capacity();
         // `close` catches the algorithm's panics, so the lock is never
         // poisoned and the counts stay whole.
-        if let Some(limit) = closing
-            .controller
-            .close(counter.capacity(), gathered, new_refused)
-        {
-            // Within [min, max], checked against the largest capacity at build.
-            let _ = counter.set_capacity(limit);
+        if let Some(next) = closing.controller.close(limit, gathered, new_refused) {
+            // Within [min, max], checked against the largest capacity at
+            // build. Only over the limit this window read, and never
+            // waiting: a user's `set_capacity` that came meanwhile, or is
+            // under way, wins, and the next window starts from it.
+            counter.resize_from(limit, next);
         }
+        self.hot
+            .drop_after
+            .store(closing.controller.drop_after_nanos(), Ordering::Relaxed);
         let stride = (new_grants / SAMPLES_PER_WINDOW).clamp(1, MAX_STRIDE);
         let stride = if stride.is_power_of_two() {
             stride
@@ -182,6 +228,11 @@ impl Governor {
         self.hot
             .opened
             .store(self.hot.clock.raw(), Ordering::Relaxed);
+    }
+
+    /// The least and the most the limit may be.
+    pub(crate) fn bounds(&self) -> (usize, usize) {
+        self.bounds
     }
 
     /// The figures so far, with the limit read from `counter`.
@@ -256,8 +307,9 @@ mod tests {
         let stats = governor.stats(&counter);
         assert_eq!((stats.windows, stats.samples), (1, 2));
         let grain = Duration::from_nanos(1 << STAMP_SHIFT);
+        // The first window's mean: its baseline.
         assert!(
-            stats.baseline.abs_diff(Duration::from_millis(5)) <= grain,
+            stats.baseline.abs_diff(Duration::from_millis(6)) <= grain,
             "{stats:?}"
         );
         assert!(

@@ -4,29 +4,45 @@
 use super::{Algorithm, Window};
 use crate::error::BuildError;
 
+/// Growth aims at this part of the tolerance: `1 + AIM × (tolerance − 1)`
+/// times the baseline.
+const AIM: f64 = 0.75;
+
 /// The limit follows the latency gradient, after Netflix
 /// concurrency-limits' `Gradient2Limit`, with its reported flaws fixed.
 ///
-/// Each window, `g = clamp(tolerance × baseline / mean latency, 0.5, 1)`
-/// While the latency is within tolerance of the baseline (`g` would be
-/// above 1) the limit grows by `queue_size`, but no further than the room
-/// left below the tolerance (`limit × (g − 1)`, to the nearest request);
-/// otherwise it moves `smoothing` of the way to `limit × g`, rounded down,
-/// and where `g` is at its floor of 0.5 (the latency is twice the
-/// tolerance or worse: a queue, not noise) it halves at once. So:
+/// Each window, `ratio = tolerance × gradient`, where the
+/// [gradient](Window::gradient) is about `baseline / mean latency`: the
+/// controller's long-term reference of the mean latency over this
+/// window's (see [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)),
+/// as Gradient2 compares a long-term average with a short-term one, and
+/// the same of the minimum latency. So jitter, and a steady mix of fast
+/// and slow requests, leave the ratio near `tolerance`; only a queue (the
+/// latency rising with what is in flight) brings it below 1.
 ///
-/// * the growth term is capped: at most `queue_size` a window, and none
-///   past the tolerance (Netflix adds it always, and the limit grows without
-///   bound where `g` sits just under 1, PR #134);
-/// * drops are never ignored (Netflix's Gradient2 ignores them, #176): a
-///   window with a drop multiplies the limit by `backoff`, unsmoothed;
-/// * the baseline is the controller's, which falls at once and rises only
-///   slowly (see [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)),
-///   where Netflix's long-term average follows the load up (#165).
+/// * While the mean is below three quarters of the tolerance
+///   (`1 + ¾ (tolerance − 1)` times the baseline) the limit grows by the
+///   room left below that aim, `limit × (aim / mean − 1)` to the nearest
+///   request: while the mean is within the middle of the tolerance
+///   (`ratio ≥ 1 + (tolerance − 1) / 2`) by at least one, a probe, so a
+///   limit of 1 climbs back, and at most `queue_size` a window; past the
+///   middle by one at most, so noise near the tolerance is not room (Netflix adds
+///   `queue_size` always, and the limit grows without bound where the
+///   ratio sits just under 1, PR #134). Between the aim and the tolerance
+///   it holds.
+/// * While `ratio < 1` the limit moves `smoothing` of the way to
+///   `limit × max(ratio, 0.5)`: a window cuts at most a tenth of it by
+///   default, so one slow window (a pause, an outlier) cannot halve it. The
+///   limit is kept as a fraction between windows, as Netflix's estimate
+///   is, and rounded: a small limit comes down over a few windows of a
+///   queue, not at the first.
+/// * A window with drops multiplies the limit by `backoff` at once
+///   (Netflix's Gradient2 ignores drops, #176).
 ///
-/// It settles where the mean latency is `tolerance` times the baseline:
-/// with a downstream that queues beyond `K` requests, at about
-/// `tolerance × K`.
+/// It settles where the mean latency is between the aim and the
+/// tolerance: with a downstream that queues beyond `K` requests, between
+/// `1.375 K` and `1.5 K` by default, so noise on either side of it stays
+/// within `[K, 1.5 K]`.
 ///
 /// Defaults, Netflix's: tolerance 1.5, smoothing 0.2, queue size 4; backoff 0.9.
 ///
@@ -39,14 +55,17 @@ use crate::error::BuildError;
 /// let ms = Duration::from_millis;
 /// let mut gradient = Gradient::default();
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &calm), 24); // room for 10 more: + queue size 4
+/// assert_eq!(gradient.update(20, &calm), 24); // room for 7.5 more: + queue size 4
+/// let nearer = Window::new(50, ms(13), 20).with_baseline(ms(10));
+/// assert_eq!(gradient.update(20, &nearer), 21); // room for 1.2: + 1
 /// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &near), 21); // room for 1.4: + 1
-/// let slower = Window::new(50, ms(20), 20).with_baseline(ms(10)); // g = 0.75
+/// assert_eq!(gradient.update(20, &near), 20); // past the aim, within tolerance: holds
+/// assert_eq!(gradient.update(1, &Window::new(50, ms(11), 1).with_baseline(ms(10))), 2); // a probe
+/// let slower = Window::new(50, ms(20), 20).with_baseline(ms(10)); // ratio 0.75
 /// assert_eq!(gradient.update(20, &slower), 19); // 20 - 0.2 × 5
-/// let queued = Window::new(50, ms(30), 20).with_baseline(ms(10)); // g = 0.5
-/// assert_eq!(gradient.update(20, &queued), 10); // halved at once
-/// assert_eq!(gradient.update(20, &calm.with_drops(1)), 18);
+/// let queued = Window::new(50, ms(60), 20).with_baseline(ms(10)); // ratio 0.25
+/// assert_eq!(gradient.update(20, &queued), 18); // a tenth at most, never halved
+/// assert_eq!(gradient.update(18, &calm.with_drops(1)), 16); // 18 × 0.9
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -55,6 +74,9 @@ pub struct Gradient {
     smoothing: f64,
     queue_size: usize,
     backoff: f64,
+    /// The limit as a fraction, between windows; 0 until the first.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    estimate: f64,
 }
 
 impl Default for Gradient {
@@ -64,6 +86,7 @@ impl Default for Gradient {
             smoothing: 0.2,
             queue_size: 4,
             backoff: 0.9,
+            estimate: 0.0,
         }
     }
 }
@@ -142,28 +165,44 @@ impl Gradient {
 
 impl Algorithm for Gradient {
     fn update(&mut self, limit: usize, window: &Window) -> usize {
+        let current = limit as f64;
+        // The limit kept as a fraction, unless it was moved elsewhere (the
+        // controller's clamp, a user's resize).
+        if self.estimate.round() as usize != limit {
+            self.estimate = current;
+        }
         if window.drops > 0 {
-            return (limit as f64 * self.backoff) as usize;
+            self.estimate = (current * self.backoff).floor();
+            return self.estimate as usize;
         }
         let mean = window.mean_latency.as_secs_f64();
         if mean <= 0.0 {
             return limit;
         }
-        let current = limit as f64;
-        let ratio = self.tolerance * window.baseline.as_secs_f64() / mean;
-        if ratio > 1.0 {
-            // Room below the tolerance: grow by the queue size, capped by
-            // the room itself (to the nearest request), so growth stops
-            // where the latency reaches the tolerance.
-            let room = (current * (ratio - 1.0)).round() as usize;
-            return limit + room.min(self.queue_size);
+        let gradient = window.gradient();
+        let ratio = self.tolerance * gradient;
+        if ratio >= 1.0 {
+            // Within tolerance. Grow by the room below the aim (three
+            // quarters of the tolerance), to the nearest request: within
+            // the middle of the tolerance by one at least (a probe) and the
+            // queue size at most, past it by one at most. Between the aim
+            // and the tolerance, hold: the limit settles there, not on the
+            // edge noise crosses.
+            let aim = (1.0 + AIM * (self.tolerance - 1.0)) * gradient;
+            let room = (current * (aim - 1.0)).round().max(0.0) as usize;
+            let roomy = ratio >= 1.0 + (self.tolerance - 1.0) / 2.0;
+            let growth = if roomy {
+                room.clamp(1, self.queue_size.max(1))
+            } else {
+                room.min(1) // near the tolerance, a slot a window: noise is no room
+            };
+            if growth > 0 {
+                self.estimate = (limit + growth) as f64;
+            }
+            return limit + growth;
         }
-        if ratio <= 0.5 {
-            // Twice the tolerance or worse: a queue, not noise. Halve at
-            // once, as TCP does on congestion.
-            return (current * 0.5).floor() as usize;
-        }
-        let next = current + self.smoothing * (current * ratio - current);
-        next.floor() as usize
+        let gradient = ratio.max(0.5);
+        self.estimate += self.smoothing * (self.estimate * gradient - self.estimate);
+        self.estimate.round() as usize
     }
 }

@@ -39,6 +39,7 @@
 
 mod aimd;
 mod algorithm;
+mod baseline;
 mod config;
 mod controller;
 mod governor;

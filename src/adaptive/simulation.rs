@@ -6,7 +6,11 @@
 //! The downstream serves `K` requests at once in `BASE`; beyond `K` they
 //! queue, and every request waits its turn (latency `BASE × in flight /
 //! K`). Past `K × DROP_AT` in flight its queue is full and it sheds: the
-//! window has drops.
+//! window has drops. Each request's own latency is that times its
+//! [`Shape`]'s factor: exact, jittered, or one of two modes (fast and
+//! slow requests mixed). Clients may give up after a timeout: a request
+//! past it is a censored sample at the timeout, or a drop past the
+//! controller's `drop_after`, as the governor judges a cancelled permit.
 
 use std::time::Duration;
 
@@ -16,31 +20,111 @@ use crate::admission::SampleTotals;
 const BASE: Duration = Duration::from_millis(10);
 /// The downstream's queue holds this many times `K` more.
 const DROP_AT: f64 = 2.0;
+/// Samples a window: what the governor's stride aims for under load.
+const SAMPLES: u64 = 256;
+
+/// How one request's latency varies around the downstream's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    /// Every request takes the downstream's latency.
+    Exact,
+    /// Uniform within ±half of it.
+    Jitter,
+    /// A tenth of it or 1.9 times it, half and half at random (1 ms and
+    /// 19 ms at 10 ms): a mix of cheap and dear requests, no queue.
+    Bimodal,
+}
+
+impl Shape {
+    const ALL: [Shape; 3] = [Shape::Exact, Shape::Jitter, Shape::Bimodal];
+
+    /// The factor of a request, from a uniform draw in [0, 1).
+    fn factor(self, draw: f64) -> f64 {
+        match self {
+            Shape::Exact => 1.0,
+            Shape::Jitter => 0.5 + draw,
+            Shape::Bimodal if draw < 0.5 => 0.1,
+            Shape::Bimodal => 1.9,
+        }
+    }
+
+    /// The slowest factor.
+    fn slowest(self) -> f64 {
+        match self {
+            Shape::Exact => 1.0,
+            Shape::Jitter => 1.5,
+            Shape::Bimodal => 1.9,
+        }
+    }
+}
 
 /// A downstream with knee `k`, and clients wanting `demand` permits.
 struct Downstream {
     k: usize,
     demand: usize,
+    shape: Shape,
+    /// The latency below the knee.
+    base: Duration,
+    /// Clients give up after this, if set.
+    timeout: Option<Duration>,
+    /// A xorshift state, for the shapes' draws.
+    seed: u64,
 }
 
 impl Downstream {
-    /// What one window of 100 samples looks like at `limit`.
-    fn window(&self, limit: usize) -> (SampleTotals, u64) {
+    fn new(k: usize, demand: usize, shape: Shape) -> Downstream {
+        Downstream {
+            k,
+            demand,
+            shape,
+            base: BASE,
+            timeout: None,
+            seed: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    /// A uniform draw in [0, 1).
+    fn draw(&mut self) -> f64 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// What one window of `SAMPLES` requests looks like at `limit`, for
+    /// a controller whose cancelled permits become drops past
+    /// `drop_after` nanoseconds.
+    fn window(&mut self, limit: usize, drop_after: u64) -> (SampleTotals, u64) {
         let in_flight = limit.min(self.demand);
-        let latency = BASE.as_nanos() as f64 * (in_flight as f64 / self.k as f64).max(1.0);
-        let drops = if in_flight as f64 > self.k as f64 * DROP_AT {
-            10
-        } else {
-            0
-        };
-        let samples = 100;
-        let totals = SampleTotals {
-            samples,
-            sum_nanos: latency as u64 * samples,
-            min_nanos: latency as u64,
+        let latency = self.base.as_nanos() as f64 * (in_flight as f64 / self.k as f64).max(1.0);
+        let mut totals = SampleTotals {
             peak: in_flight as u64,
-            drops,
+            ..SampleTotals::default()
         };
+        if in_flight as f64 > self.k as f64 * DROP_AT {
+            totals.drops = SAMPLES / 10;
+        }
+        for _ in 0..SAMPLES {
+            let draw = self.draw();
+            let held = (latency * self.shape.factor(draw)) as u64;
+            match self.timeout.map(|timeout| timeout.as_nanos() as u64) {
+                Some(timeout) if held > timeout && timeout > drop_after => totals.drops += 1,
+                Some(timeout) if held > timeout => {
+                    // Censored at the timeout: in the mean, not the minimum.
+                    totals.samples += 1;
+                    totals.sum_nanos += timeout;
+                    totals.censored += 1;
+                    totals.censored_nanos += timeout;
+                    totals.max_nanos = totals.max_nanos.max(timeout);
+                }
+                _ => {
+                    totals.samples += 1;
+                    totals.sum_nanos += held;
+                    totals.min_nanos = totals.min_nanos.min(held);
+                    totals.max_nanos = totals.max_nanos.max(held);
+                }
+            }
+        }
         let refused = u64::from(self.demand > limit) * 50;
         (totals, refused)
     }
@@ -50,12 +134,12 @@ impl Downstream {
 fn run(
     controller: &mut Controller,
     limit: &mut usize,
-    downstream: &Downstream,
+    downstream: &mut Downstream,
     windows: usize,
 ) -> Vec<usize> {
     (0..windows)
         .map(|_| {
-            let (totals, refused) = downstream.window(*limit);
+            let (totals, refused) = downstream.window(*limit, controller.drop_after_nanos());
             if let Some(next) = controller.close(*limit, totals, refused) {
                 *limit = next;
             }
@@ -64,11 +148,12 @@ fn run(
         .collect()
 }
 
-fn rules() -> Vec<Adaptive> {
+/// The rules with their defaults. Aimd reads latency only against its
+/// timeout: give it the one a caller of this downstream would, 1.4 × the
+/// slowest request unloaded.
+fn rules(shape: Shape) -> Vec<Adaptive> {
     vec![
-        // Aimd reads latency only against its timeout: give it the one a
-        // caller of this downstream would (1.4 × the latency unloaded).
-        Adaptive::from(Aimd::default().timeout(BASE.mul_f64(1.4))),
+        Adaptive::from(Aimd::default().timeout(BASE.mul_f64(1.4 * shape.slowest()))),
         Adaptive::gradient(),
         Adaptive::vegas(),
     ]
@@ -85,32 +170,131 @@ fn settled_after(limits: &[usize], lo: usize, hi: usize) -> Option<usize> {
 }
 
 #[test]
-fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change() {
-    for adaptive in rules() {
-        let name = adaptive.algorithm_name();
-        let mut controller = Controller::new(adaptive, 4);
-        let mut limit = 4;
-        for k in [16, 6, 24, 16] {
-            let downstream = Downstream {
-                k,
-                demand: 4 * k.max(24),
-            };
-            let limits = run(&mut controller, &mut limit, &downstream, 60);
-            let hi = k + k / 2;
-            let settled = settled_after(&limits, k, hi);
-            // AIMD climbs one request a window; the others in a few.
-            let most = if name == "aimd" { 16 } else { 10 };
+fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change_whatever_the_shape() {
+    for shape in Shape::ALL {
+        for adaptive in rules(shape) {
+            let name = adaptive.algorithm_name();
+            let mut controller = Controller::new(adaptive, 4);
+            let mut limit = 4;
+            for k in [16, 6, 24, 16] {
+                let mut downstream = Downstream::new(k, 4 * k.max(24), shape);
+                let limits = run(&mut controller, &mut limit, &mut downstream, 80);
+                let hi = k + k / 2;
+                let settled = settled_after(&limits, k, hi);
+                // AIMD climbs one request a window; the others in a few,
+                // and come down a tenth (Gradient) or a quarter (Vegas) a
+                // window.
+                let most = if name == "aimd" { 20 } else { 30 };
+                assert!(
+                    settled.is_some_and(|windows| windows <= most),
+                    "{name}, {shape:?}, at K = {k}: {limits:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn each_rule_settles_again_after_a_lasting_tenfold_latency_step() {
+    for shape in Shape::ALL {
+        for adaptive in rules(shape) {
+            let name = adaptive.algorithm_name();
+            let aimd = name == "aimd";
+            let mut controller = Controller::new(adaptive, 4);
+            let mut limit = 4;
+            let mut downstream = Downstream::new(16, 96, shape);
+            run(&mut controller, &mut limit, &mut downstream, 60);
+            // The downstream is ten times slower from now on, for good; its
+            // knee stays. AIMD's callers move their timeout with it.
+            downstream.base = BASE * 10;
+            if aimd {
+                controller = Controller::new(
+                    Adaptive::from(Aimd::default().timeout(BASE.mul_f64(14.0 * shape.slowest()))),
+                    limit,
+                );
+            }
+            let limits = run(&mut controller, &mut limit, &mut downstream, 200);
+            let settled = settled_after(&limits, 16, 24);
             assert!(
-                settled.is_some_and(|windows| windows <= most),
-                "{name} at K = {k}: {limits:?}"
+                settled.is_some_and(|windows| windows <= 150),
+                "{name}, {shape:?}: {limits:?}"
             );
         }
     }
 }
 
 #[test]
+fn gradient_climbs_back_from_a_limit_of_one() {
+    for shape in Shape::ALL {
+        let mut controller = Controller::new(Adaptive::gradient(), 16);
+        let mut limit = 16;
+        // Drops take it down to 1.
+        let mut downstream = Downstream::new(1000, 8, shape);
+        run(&mut controller, &mut limit, &mut downstream, 5);
+        let mut dropping = SampleTotals {
+            samples: SAMPLES,
+            sum_nanos: BASE.as_nanos() as u64 * SAMPLES,
+            min_nanos: BASE.as_nanos() as u64,
+            max_nanos: BASE.as_nanos() as u64,
+            peak: 8,
+            drops: 5,
+            ..SampleTotals::default()
+        };
+        while limit > 1 {
+            limit = controller.close(limit, dropping, 50).unwrap_or(limit);
+            dropping.peak = limit as u64;
+        }
+        // No queue downstream, 8 clients: it climbs to them.
+        let limits = run(&mut controller, &mut limit, &mut downstream, 40);
+        assert!(
+            limits.last().is_some_and(|&l| l >= 8),
+            "{shape:?}: {limits:?}"
+        );
+    }
+}
+
+#[test]
+fn each_rule_comes_down_when_every_request_times_out() {
+    for adaptive in rules(Shape::Exact) {
+        let name = adaptive.algorithm_name();
+        let mut controller = Controller::new(adaptive.min_limit(2), 4);
+        let mut limit = 4;
+        let mut downstream = Downstream::new(16, 96, Shape::Exact);
+        run(&mut controller, &mut limit, &mut downstream, 60);
+        let settled = limit;
+        assert!((16..=24).contains(&settled), "{name}: {settled}");
+        // The downstream stalls: every request takes 100 times as long, and
+        // its clients give up after 3 × BASE.
+        downstream.base = BASE * 100;
+        downstream.timeout = Some(BASE * 3);
+        let limits = run(&mut controller, &mut limit, &mut downstream, 40);
+        assert_eq!(limits.last(), Some(&2), "{name}: {limits:?}");
+    }
+}
+
+#[test]
+fn one_slow_window_cannot_halve_any_rule() {
+    for adaptive in rules(Shape::Exact) {
+        let name = adaptive.algorithm_name();
+        let mut controller = Controller::new(adaptive, 4);
+        let mut limit = 4;
+        let mut downstream = Downstream::new(16, 96, Shape::Exact);
+        run(&mut controller, &mut limit, &mut downstream, 60);
+        let before = limit;
+        // One window ten times slower (a pause), then back.
+        downstream.base = BASE * 10;
+        run(&mut controller, &mut limit, &mut downstream, 1);
+        if name != "aimd" {
+            // AIMD backs off by its factor for any sample past its timeout.
+            assert!(limit * 4 >= before * 3, "{name}: {before} -> {limit}");
+        }
+        assert!(limit * 2 > before, "{name}: {before} -> {limit}");
+    }
+}
+
+#[test]
 fn each_rule_backs_off_on_drops_and_recovers() {
-    for adaptive in rules() {
+    for adaptive in rules(Shape::Exact) {
         let name = adaptive.algorithm_name();
         let mut controller = Controller::new(adaptive, 40);
         let mut limit = 40;
@@ -118,8 +302,10 @@ fn each_rule_backs_off_on_drops_and_recovers() {
             samples: 100,
             sum_nanos: BASE.as_nanos() as u64 * 100,
             min_nanos: BASE.as_nanos() as u64,
+            max_nanos: BASE.as_nanos() as u64,
             peak: 40,
             drops: 0,
+            ..SampleTotals::default()
         };
         limit = controller.close(limit, calm, 5).unwrap_or(limit);
         let before = limit;
@@ -153,8 +339,10 @@ fn a_window_with_drops_never_raises_the_limit_whatever_the_rule() {
         samples: 50,
         sum_nanos: 50,
         min_nanos: 1,
+        max_nanos: 1,
         peak: 10,
         drops: 1,
+        ..SampleTotals::default()
     };
     assert_eq!(controller.close(10, dropping, 3), None);
     assert_eq!(
@@ -172,19 +360,16 @@ fn a_window_with_drops_never_raises_the_limit_whatever_the_rule() {
 
 #[test]
 fn each_rule_holds_its_min_and_max() {
-    for adaptive in rules() {
+    for adaptive in rules(Shape::Exact) {
         let name = adaptive.algorithm_name();
         let mut controller = Controller::new(adaptive.min_limit(5).max_limit(20), 10);
         let mut limit = 10;
-        let roomy = Downstream {
-            k: 1000,
-            demand: 4000,
-        };
-        let limits = run(&mut controller, &mut limit, &roomy, 200);
+        let mut roomy = Downstream::new(1000, 4000, Shape::Exact);
+        let limits = run(&mut controller, &mut limit, &mut roomy, 200);
         assert_eq!(*limits.last().unwrap(), 20, "{name}: {limits:?}");
         assert!(limits.iter().all(|&l| l <= 20), "{name}: {limits:?}");
-        let tight = Downstream { k: 1, demand: 4000 };
-        let limits = run(&mut controller, &mut limit, &tight, 200);
+        let mut tight = Downstream::new(1, 4000, Shape::Exact);
+        let limits = run(&mut controller, &mut limit, &mut tight, 200);
         assert_eq!(*limits.last().unwrap(), 5, "{name}: {limits:?}");
         assert!(limits.iter().all(|&l| l >= 5), "{name}: {limits:?}");
     }
@@ -192,14 +377,21 @@ fn each_rule_holds_its_min_and_max() {
 
 #[test]
 fn each_rule_stays_put_while_the_application_is_the_bottleneck() {
-    for adaptive in rules() {
-        let name = adaptive.algorithm_name();
-        let mut controller = Controller::new(adaptive, 30);
-        let mut limit = 30;
-        // The downstream could take 100, the application sends 10.
-        let idle = Downstream { k: 100, demand: 10 };
-        let limits = run(&mut controller, &mut limit, &idle, 100);
-        assert!(limits.iter().all(|&l| l == 30), "{name}: {limits:?}");
+    for shape in Shape::ALL {
+        for adaptive in rules(shape) {
+            let name = adaptive.algorithm_name();
+            let mut controller = Controller::new(adaptive, 30);
+            let mut limit = 30;
+            // The downstream could take 100, the application sends 10.
+            let mut idle = Downstream::new(100, 10, shape);
+            let limits = run(&mut controller, &mut limit, &mut idle, 100);
+            // It never grows past what is asked, nor comes down to it (a rise
+            // of the latency by chance may take a slot or two).
+            assert!(
+                limits.iter().all(|&l| (20..=30).contains(&l)),
+                "{name}, {shape:?}: {limits:?}"
+            );
+        }
     }
 }
 
@@ -216,8 +408,10 @@ fn a_thin_window_is_carried_into_the_next() {
         samples: 6,
         sum_nanos: 600,
         min_nanos: 100,
+        max_nanos: 100,
         peak: 10,
         drops: 0,
+        ..SampleTotals::default()
     };
     assert_eq!(controller.close(10, few, 0), None);
     assert_eq!(controller.stats().windows, 0);
@@ -242,34 +436,44 @@ fn a_panicking_rule_keeps_the_limit_and_the_controller_goes_on() {
         samples: 20,
         sum_nanos: 2000,
         min_nanos: 100,
+        max_nanos: 100,
         peak: 10,
         drops: 0,
+        ..SampleTotals::default()
     };
     assert_eq!(controller.close(10, window, 0), None);
     assert_eq!(controller.close(10, window, 0), Some(11));
 }
 
 #[test]
-fn the_baseline_falls_at_once_and_does_not_follow_a_queue_the_limit_lets_build() {
+fn the_baseline_follows_the_mean_down_and_not_a_queue_the_limit_lets_build() {
     let mut controller = Controller::new(
         Adaptive::custom(|limit: usize, _: &super::Window| limit),
         10,
     );
-    let at = |min: u64, peak: u64| SampleTotals {
+    // Bimodal: the minimum is far below the mean, and does not matter.
+    let at = |mean: u64, peak: u64| SampleTotals {
         samples: 20,
-        sum_nanos: min * 20,
-        min_nanos: min,
+        sum_nanos: mean * 20,
+        min_nanos: mean / 10,
+        max_nanos: mean * 2,
         peak,
         drops: 0,
+        ..SampleTotals::default()
     };
     controller.close(10, at(1000, 10), 0);
+    assert_eq!(controller.stats().baseline, Duration::from_nanos(1000));
     controller.close(10, at(400, 10), 0);
-    assert_eq!(controller.stats().baseline, Duration::from_nanos(400));
+    assert_eq!(controller.stats().baseline, Duration::from_nanos(700)); // half way
+    for _ in 0..10 {
+        controller.close(10, at(400, 10), 0);
+    }
+    assert!(controller.stats().baseline <= Duration::from_nanos(401));
     for _ in 0..50 {
         controller.close(10, at(2000, 10), 5); // bound by the limit: a queue of ours
     }
-    assert_eq!(controller.stats().baseline, Duration::from_nanos(400));
-    for _ in 0..50 {
+    assert!(controller.stats().baseline <= Duration::from_nanos(401));
+    for _ in 0..100 {
         controller.close(10, at(2000, 3), 0); // the application sends little: the downstream got slower
     }
     assert!(controller.stats().baseline > Duration::from_nanos(1900));

@@ -7,27 +7,29 @@ use crate::error::BuildError;
 /// The limit follows an estimate of the requests queued downstream, after
 /// TCP Vegas and Netflix concurrency-limits' `VegasLimit` (its default).
 ///
-/// Each window estimates the queue as
-/// `q = ceil(limit × (1 − baseline / mean latency))`. With
+/// Each window estimates the queue as `q = ceil(limit × (1 − gradient))`,
+/// where the [gradient](Window::gradient) is about `baseline / mean latency`. With
 /// `lg = max(1, ⌊log10 limit⌋)`, the queue it aims for is between
 /// `a = alpha × lg` and `b = beta × lg`, both capped for small limits at a
 /// third of the limit (at least 1): if `q ≤ lg` the limit grows by
 /// `beta × lg`, at most half itself (fast, while nothing queues); if
 /// `q < a`, by `lg`; growth stops at 1.5 × `limit − q`, the concurrency
 /// the downstream is estimated to take;
-/// if `q > b`, it sheds the excess `q − b` (at least `lg`); in between it
-/// stays. A window with drops
+/// if `q > b`, it sheds the excess `q − b` (at least `lg`, at most a
+/// quarter of the limit a window); in between it stays. A window with drops
 /// shrinks it by `lg` (Netflix's rule), never ignored. For a downstream
 /// that queues beyond `K`, it settles at `K + a` to `K + b`.
 ///
 /// Three changes are ours: the caps (Netflix's 3 to 6 queued requests are
 /// half a limit of 6 or more, and its growth of 6 doubles it; ours keep
-/// the limit within 1.5 × K), and the shrink by the whole excess (Netflix's
+/// the limit within 1.5 × K), and the shrink by the excess (Netflix's
 /// `lg` a window takes a dozen windows to shed a doubled queue).
 ///
-/// Netflix re-measures the no-load latency every few hundred samples,
-/// which under load drifts it up (#165); this one uses the controller's
-/// baseline, which falls at once and rises only slowly (see
+/// Netflix takes the no-load latency from the shortest sample and
+/// re-measures it every few hundred samples, which under load drifts it up
+/// (#165), and reads jitter or a mix of fast and slow requests as a queue.
+/// This one uses the controller's baseline, a long-term reference of the
+/// window *mean* that a queue the limit lets build cannot pull up (see
 /// [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)).
 ///
 /// Defaults, Netflix's: alpha 3, beta 6.
@@ -44,6 +46,8 @@ use crate::error::BuildError;
 /// assert_eq!(vegas.update(20, &calm), 26); // q = 0: + 6
 /// let queued = Window::new(50, ms(20), 20).with_baseline(ms(10)); // q = 10
 /// assert_eq!(vegas.update(20, &queued), 16); // sheds 10 - 6
+/// let stalled = Window::new(50, ms(200), 20).with_baseline(ms(10)); // q = 19
+/// assert_eq!(vegas.update(20, &stalled), 15); // a quarter at most
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -112,7 +116,7 @@ impl Algorithm for Vegas {
         if mean <= 0.0 {
             return limit;
         }
-        let ratio = (window.baseline.as_secs_f64() / mean).min(1.0);
+        let ratio = window.gradient().min(1.0);
         let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
         // A small limit aims for fewer queued requests: at most a third of
         // itself, so that it settles within 1.5 × K.
@@ -127,9 +131,10 @@ impl Algorithm for Vegas {
         } else if queue < alpha {
             (limit + lg).min(ceiling)
         } else if queue > beta {
-            // The excess queue at once, at least `lg` (Netflix takes `lg`
-            // a window, whatever the queue).
-            limit.saturating_sub(lg.max(queue - beta))
+            // The excess queue, at least `lg` (Netflix takes `lg` a window,
+            // whatever the queue), at most a quarter of the limit: one slow
+            // window (a pause, an outlier) cannot halve it.
+            limit.saturating_sub(lg.max((queue - beta).min(limit / 4)))
         } else {
             limit
         }

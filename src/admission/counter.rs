@@ -142,9 +142,9 @@ impl ShardedCounter {
     }
 
     /// Like [`admit`](Self::admit), with the grant's number on its shard
-    /// (modulo 2^15) when the fast path admitted it, and 0 when the slow
-    /// path did: an adaptive limit samples the permits whose number is a
-    /// multiple of its stride, with no counter of its own.
+    /// (modulo 2^15), whichever path admitted it: an adaptive limit samples
+    /// the permits whose number is a multiple of its stride, with no
+    /// counter of its own.
     #[inline]
     pub(crate) fn admit_numbered(
         &self,
@@ -156,7 +156,7 @@ impl ShardedCounter {
                 return Ok((start, grant));
             }
         }
-        self.admit_slow(start, priority).map(|shard| (shard, 0))
+        self.admit_slow(start, priority)
     }
 
     /// Counts a refusal of `priority` whose probe started at shard `start`.
@@ -187,6 +187,16 @@ impl ShardedCounter {
     pub(crate) fn release_sampled(&self, shard: usize, nanos: u64) {
         let on = &self.shards[shard];
         on.samples.record(nanos, on.held());
+        self.release(shard);
+    }
+
+    /// Gives back a slot admitted on `shard` whose call ended without its
+    /// answer after `nanos`: a censored sample (see
+    /// [`ShardSamples::record_censored`](super::samples::ShardSamples::record_censored)).
+    #[inline]
+    pub(crate) fn release_censored(&self, shard: usize, nanos: u64) {
+        let on = &self.shards[shard];
+        on.samples.record_censored(nanos, on.held());
         self.release(shard);
     }
 

@@ -59,8 +59,8 @@ const SCARCE_WHEN_ACTIVE: usize = 2;
 
 /// What moving a slot home found.
 enum Move {
-    /// A slot is home and admitted there.
-    Admitted,
+    /// A slot is home and admitted there, with the grant's number.
+    Admitted(u64),
     /// Everything was full, twice the same: a genuine refusal, with how many
     /// shards held any of the capacity.
     Full { active: usize },
@@ -74,7 +74,11 @@ impl ShardedCounter {
     /// use it).
     #[cold]
     #[inline(never)]
-    pub(super) fn admit_slow(&self, start: usize, priority: Priority) -> Result<usize, Overload> {
+    pub(super) fn admit_slow(
+        &self,
+        start: usize,
+        priority: Priority,
+    ) -> Result<(usize, u64), Overload> {
         let keep = if self.shares.whole(priority) {
             0
         } else {
@@ -83,13 +87,13 @@ impl ShardedCounter {
         for _ in 0..ROUNDS {
             let seen = match self.reserve.lease(keep, |seen| self.lease_size(seen, keep)) {
                 Ok(lease) => {
-                    self.shards[start].admit_leased(lease as u64);
+                    let grant = self.shards[start].admit_leased(lease as u64);
                     if lease > 1 {
                         // A sweep may have begun since the lease: the
                         // chunk's free slots must not stay on the shard.
                         self.settle(start);
                     }
-                    return Ok(start);
+                    return Ok((start, grant));
                 }
                 Err(seen) => seen,
             };
@@ -103,7 +107,7 @@ impl ShardedCounter {
                 _ => {}
             }
             match self.move_home(start, seen) {
-                Move::Admitted => return Ok(start),
+                Move::Admitted(grant) => return Ok((start, grant)),
                 Move::Full { active } => {
                     let refusal = self.refused(start, priority);
                     if active <= SCARCE_WHEN_ACTIVE {
@@ -159,7 +163,7 @@ impl ShardedCounter {
         // What each shard looked like when it was seen full, in probe order.
         let mut seen: SmallVec<[u64; INLINE_PROBE]> = SmallVec::new();
         match self.shards[start].try_admit() {
-            Ok(_) => return Move::Admitted,
+            Ok(grant) => return Move::Admitted(grant),
             Err(word) => seen.push(word),
         }
         let mut index = start;
@@ -167,8 +171,7 @@ impl ShardedCounter {
             index = next(index);
             match self.shards[index].take_slack(1) {
                 Ok(_) => {
-                    self.shards[start].admit_leased(1);
-                    return Move::Admitted;
+                    return Move::Admitted(self.shards[start].admit_leased(1));
                 }
                 Err(word) => seen.push(word),
             }

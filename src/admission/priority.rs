@@ -174,6 +174,16 @@ impl Shares {
         capacity - ((share * capacity as f64).floor() as usize).min(capacity)
     }
 
+    /// A priority, with its share, that would get no slot at all at
+    /// `capacity`: ⌊share × capacity⌋ = 0; the highest such (the ones
+    /// below it get no more).
+    pub(crate) fn starved_at(&self, capacity: usize) -> Option<(Priority, f64)> {
+        Priority::ALL
+            .into_iter()
+            .find(|&priority| self.keep(priority, capacity) >= capacity)
+            .map(|priority| (priority, self.shares[priority.index()]))
+    }
+
     /// The most any priority must leave free at `capacity`.
     pub(crate) fn most_kept(&self, capacity: usize) -> usize {
         self.keep(Priority::Sheddable, capacity)

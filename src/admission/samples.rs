@@ -15,7 +15,7 @@
 //! or counted twice, and a window's close swaps each out whole. A sample
 //! whose two adds straddle a close may put its count in one window and its
 //! latency in the next; a window's mean is then off by one sample's part.
-//! The minimum and the peak are read first and written only when they
+//! The minimum, the maximum and the peak are read first and written only when they
 //! change (`fetch_min`/`fetch_max`), which is rare once a window has a few
 //! samples.
 
@@ -26,8 +26,13 @@ use crate::sync::{AtomicU64, Ordering};
 pub(crate) struct ShardSamples {
     count: AtomicU64,
     sum_nanos: AtomicU64,
-    /// `u64::MAX` while the window has no sample.
+    /// `u64::MAX` while the window has no whole sample.
     min_nanos: AtomicU64,
+    /// The longest hold, censored ones included.
+    max_nanos: AtomicU64,
+    /// The censored samples among `count`, and their part of `sum_nanos`.
+    censored: AtomicU64,
+    censored_nanos: AtomicU64,
     /// The most permits the shard held at a sampled release.
     peak: AtomicU64,
     drops: AtomicU64,
@@ -39,6 +44,9 @@ impl Default for ShardSamples {
             count: AtomicU64::new(0),
             sum_nanos: AtomicU64::new(0),
             min_nanos: AtomicU64::new(u64::MAX),
+            max_nanos: AtomicU64::new(0),
+            censored: AtomicU64::new(0),
+            censored_nanos: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             drops: AtomicU64::new(0),
         }
@@ -50,10 +58,30 @@ impl ShardSamples {
     /// `held` permits (itself included).
     #[inline]
     pub(crate) fn record(&self, nanos: u64, held: u64) {
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
         if nanos < self.min_nanos.load(Ordering::Relaxed) {
             self.min_nanos.fetch_min(nanos, Ordering::Relaxed);
+        }
+        self.record_hold(nanos, held);
+    }
+
+    /// Records a *censored* sample: a permit held for `nanos` whose call
+    /// ended without its answer (cancelled, or failed for a reason that is
+    /// not overload), so its latency is at least `nanos`. It counts in the
+    /// sum, the count and the maximum, not in the minimum.
+    pub(crate) fn record_censored(&self, nanos: u64, held: u64) {
+        self.censored_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.censored.fetch_add(1, Ordering::Relaxed);
+        self.record_hold(nanos, held);
+    }
+
+    /// What every sample adds: to the sum, the count, the maximum and the
+    /// peak.
+    #[inline]
+    fn record_hold(&self, nanos: u64, held: u64) {
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        if nanos > self.max_nanos.load(Ordering::Relaxed) {
+            self.max_nanos.fetch_max(nanos, Ordering::Relaxed);
         }
         if held > self.peak.load(Ordering::Relaxed) {
             self.peak.fetch_max(held, Ordering::Relaxed);
@@ -74,6 +102,9 @@ impl ShardSamples {
             samples: count,
             sum_nanos: self.sum_nanos.swap(0, Ordering::Relaxed),
             min_nanos: self.min_nanos.swap(u64::MAX, Ordering::Relaxed),
+            max_nanos: self.max_nanos.swap(0, Ordering::Relaxed),
+            censored: self.censored.swap(0, Ordering::Relaxed),
+            censored_nanos: self.censored_nanos.swap(0, Ordering::Relaxed),
             peak: self.peak.swap(0, Ordering::Relaxed),
             drops: self.drops.swap(0, Ordering::Relaxed),
         }
@@ -88,8 +119,14 @@ pub(crate) struct SampleTotals {
     pub(crate) samples: u64,
     /// Their latencies summed, in nanoseconds.
     pub(crate) sum_nanos: u64,
-    /// The least of them, `u64::MAX` when there is none.
+    /// The least of the whole (uncensored) ones, `u64::MAX` when there
+    /// is none.
     pub(crate) min_nanos: u64,
+    /// The most of them, censored ones included; 0 when there is none.
+    pub(crate) max_nanos: u64,
+    /// The censored samples among `samples`, and their part of `sum_nanos`.
+    pub(crate) censored: u64,
+    pub(crate) censored_nanos: u64,
     /// The shards' peaks summed: at least the most permits held at once
     /// at a sampled release (shards peak at different moments).
     pub(crate) peak: u64,
@@ -103,6 +140,9 @@ impl Default for SampleTotals {
             samples: 0,
             sum_nanos: 0,
             min_nanos: u64::MAX,
+            max_nanos: 0,
+            censored: 0,
+            censored_nanos: 0,
             peak: 0,
             drops: 0,
         }
@@ -125,6 +165,9 @@ impl SampleTotals {
             samples: self.samples + other.samples,
             sum_nanos: self.sum_nanos.saturating_add(other.sum_nanos),
             min_nanos: self.min_nanos.min(other.min_nanos),
+            max_nanos: self.max_nanos.max(other.max_nanos),
+            censored: self.censored + other.censored,
+            censored_nanos: self.censored_nanos.saturating_add(other.censored_nanos),
             peak: self.peak.max(other.peak),
             drops: self.drops + other.drops,
         }
@@ -148,11 +191,33 @@ mod tests {
                 samples: 2,
                 sum_nanos: 400,
                 min_nanos: 100,
+                max_nanos: 300,
                 peak: 5,
-                drops: 1
+                drops: 1,
+                ..SampleTotals::default()
             }
         );
         assert_eq!(samples.take(), SampleTotals::default());
+    }
+
+    #[test]
+    fn a_censored_sample_counts_in_the_mean_and_the_maximum_not_the_minimum() {
+        let samples = ShardSamples::default();
+        samples.record(100, 1);
+        samples.record_censored(50, 1);
+        samples.record_censored(900, 3);
+        let taken = samples.take();
+        assert_eq!(
+            (
+                taken.samples,
+                taken.sum_nanos,
+                taken.min_nanos,
+                taken.max_nanos,
+                taken.peak
+            ),
+            (3, 1050, 100, 900, 3)
+        );
+        assert_eq!((taken.censored, taken.censored_nanos), (2, 950));
     }
 
     #[test]
@@ -161,15 +226,19 @@ mod tests {
             samples: 1,
             sum_nanos: 10,
             min_nanos: 10,
+            max_nanos: 10,
             peak: 3,
             drops: 0,
+            ..SampleTotals::default()
         };
         let b = SampleTotals {
             samples: 2,
             sum_nanos: 8,
             min_nanos: 4,
+            max_nanos: 4,
             peak: 2,
             drops: 1,
+            ..SampleTotals::default()
         };
         assert_eq!(a.with_shard(b).peak, 5);
         assert_eq!(a.with_window(b).peak, 3);

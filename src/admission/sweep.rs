@@ -30,7 +30,7 @@
 //! are serialised by the counter's resize mutex, which admissions and
 //! releases never take.
 
-use crate::sync::{lock, seqcst_pair, yield_now, Ordering};
+use crate::sync::{lock, seqcst_pair, try_lock, yield_now, Ordering};
 
 use super::counter::ShardedCounter;
 use super::reserve::Mode;
@@ -70,6 +70,27 @@ impl ShardedCounter {
     /// Sets the capacity to `capacity`, already checked.
     pub(super) fn resize_to(&self, capacity: usize) {
         let _resizing = lock(&self.resize);
+        self.resize_locked(capacity);
+    }
+
+    /// Sets the capacity to `capacity` (already checked) if it is still
+    /// `expected` and no other resize is under way: an adaptive limit's
+    /// window, which must neither undo a user's resize that came between
+    /// its read and its write nor wait for one on a releasing thread.
+    /// Whether it resized.
+    pub(crate) fn resize_from(&self, expected: usize, capacity: usize) -> bool {
+        let Some(_resizing) = try_lock(&self.resize) else {
+            return false; // a resize is under way: it wins
+        };
+        if self.capacity.load(Ordering::Relaxed) != expected {
+            return false; // resized since the window read it: that wins
+        }
+        self.resize_locked(capacity);
+        true
+    }
+
+    /// [`resize_to`](Self::resize_to) under the resize lock.
+    fn resize_locked(&self, capacity: usize) {
         let old = self.capacity.swap(capacity, Ordering::Relaxed);
         let now = self.reserve.add(capacity as i64 - old as i64);
         if now.free() >= 0 {

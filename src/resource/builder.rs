@@ -150,8 +150,9 @@ impl ResourceBuilder {
     /// not 1 for `Critical`, or above a higher priority's; with
     /// [`adaptive`](Self::adaptive), when `min_limit` is 0, `max_limit` is
     /// below it or above 2²⁴ − 1, the capacity lies outside them, the
-    /// `window` or `min_samples` is zero, or a rule's parameter is out of
-    /// its range (each error names its setting).
+    /// `window` or `min_samples` is zero, `drop_after` is below 1, a rule's
+    /// parameter is out of its range, or a `share` gives its priority no
+    /// slot at `min_limit` (each error names its setting).
     ///
     /// # Examples
     ///
@@ -164,6 +165,20 @@ impl ResourceBuilder {
         let shares = Shares::checked(self.shares)?;
         if let Some(adaptive) = &self.adaptive {
             adaptive.check(capacity)?;
+            // A priority with no slot at the least limit would be refused
+            // everything there, and a limit nothing is admitted under never
+            // learns to grow.
+            if let Some((priority, share)) = shares.starved_at(adaptive.min_limit) {
+                let least = (1.0 / share).ceil();
+                return Err(BuildError::new(
+                    "share",
+                    format!(
+                        "the {priority} share ({share}) of the adaptive `min_limit` ({}) is no slot; \
+                         a `min_limit` of at least {least} gives it one",
+                        adaptive.min_limit
+                    ),
+                ));
+            }
         }
         let name = self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned());
         Ok(Resource::from_counter(

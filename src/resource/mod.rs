@@ -202,7 +202,10 @@ impl Resource {
     #[inline]
     fn acquire(&self, start: usize, priority: Priority) -> Result<Permit<'_>, Overload> {
         self.check_expiry();
-        let (shard, grant) = self.counter.admit_numbered(start, priority)?;
+        let (shard, grant) = match self.counter.admit_numbered(start, priority) {
+            Ok(admitted) => admitted,
+            Err(overload) => return Err(self.refused(overload)),
+        };
         Ok(Permit::new(
             self,
             shard,
@@ -307,12 +310,25 @@ impl Resource {
     #[inline]
     fn acquire_owned(&self, start: usize, priority: Priority) -> Result<OwnedPermit, Overload> {
         self.check_expiry();
-        let (shard, grant) = self.counter.admit_numbered(start, priority)?;
+        let (shard, grant) = match self.counter.admit_numbered(start, priority) {
+            Ok(admitted) => admitted,
+            Err(overload) => return Err(self.refused(overload)),
+        };
         Ok(OwnedPermit::new(
             anchor::reference(&self.anchors[start]),
             shard,
             started(self.governor.as_deref(), grant),
         ))
+    }
+
+    /// A refused acquire: an adaptive limit's window may close on it.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, overload: Overload) -> Overload {
+        if let Some(governor) = &self.governor {
+            governor.refused(&self.counter);
+        }
+        overload
     }
 
     /// Lowers the capacity to its fallback if it is past its deadline.
@@ -369,6 +385,15 @@ impl Resource {
     fn finish_sampled(&self, shard: usize, started: u64) {
         match &self.governor {
             Some(governor) => governor.finish(&self.counter, shard, started),
+            None => self.counter.release(shard),
+        }
+    }
+
+    /// Releases a sampled permit of `shard` started at `started` whose
+    /// call ended without its answer.
+    fn finish_cancelled(&self, shard: usize, started: u64) {
+        match &self.governor {
+            Some(governor) => governor.finish_cancelled(&self.counter, shard, started),
             None => self.counter.release(shard),
         }
     }
@@ -456,14 +481,22 @@ impl Resource {
     /// their free slots; no release takes a lock after one.
     /// Concurrent resizes are serialised; acquires never wait for one.
     ///
+    /// On an [adaptive](ResourceBuilder::adaptive) resource the capacity
+    /// set is the limit the next window starts from: a window that was
+    /// closing meanwhile leaves it as set.
+    ///
     /// # Errors
     ///
     /// A [`BuildError`] naming `capacity` if it is above 2²⁴ − 1 =
-    /// 16,777,215; nothing changes then.
+    /// 16,777,215, or, on an adaptive resource, outside its
+    /// `[min_limit, max_limit]` (a limit of 0 would admit nothing, so no
+    /// window would ever close to raise it); nothing changes then.
     ///
     /// # Examples
     ///
     /// ```
+    /// use sidejob::adaptive::Adaptive;
+    ///
     /// let resource = sidejob::Resource::builder().capacity(1).shards(1).build()?;
     /// let held = resource.try_acquire()?;
     /// resource.set_capacity(2)?;
@@ -476,9 +509,28 @@ impl Resource {
     /// let err = resource.set_capacity(usize::MAX).unwrap_err();
     /// assert_eq!(err.setting(), "capacity");
     /// assert_eq!(resource.capacity(), 1); // unchanged
+    ///
+    /// let adaptive = sidejob::Resource::builder()
+    ///     .capacity(8)
+    ///     .adaptive(Adaptive::gradient().min_limit(2).max_limit(64))
+    ///     .build()?;
+    /// adaptive.set_capacity(32)?;
+    /// assert_eq!(adaptive.set_capacity(0).unwrap_err().setting(), "capacity");
+    /// assert_eq!(adaptive.capacity(), 32);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
+        if let Some(governor) = &self.governor {
+            let (min, max) = governor.bounds();
+            if !(min..=max).contains(&capacity) {
+                return Err(BuildError::new(
+                    "capacity",
+                    format!(
+                        "an adaptive limit must lie in [min_limit, max_limit] = [{min}, {max}], not {capacity}"
+                    ),
+                ));
+            }
+        }
         self.expiry.disarm(&self.counter, capacity)
     }
 

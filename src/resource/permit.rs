@@ -67,9 +67,43 @@ impl<'a> Permit<'a> {
         self.started = 0;
     }
 
+    /// Releases the permit for a call that ended without its answer: it
+    /// was cancelled (its caller gave up, a timeout fired) or failed for a
+    /// reason that is not overload. Its hold is a *censored* sample for the
+    /// resource's adaptive limit: the latency was at least that long, so it
+    /// counts in the window's mean, not its minimum; held past
+    /// [`Adaptive::drop_after`](crate::adaptive::Adaptive::drop_after) ×
+    /// the baseline it is a drop. So calls that time out still tell the
+    /// limit the downstream is slow, where leaving them out would let only
+    /// the fast survivors speak. Without an adaptive limit it only
+    /// releases.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sidejob::adaptive::Adaptive;
+    ///
+    /// let resource = sidejob::Resource::builder().capacity(4).adaptive(Adaptive::gradient()).build()?;
+    /// let permit = resource.try_acquire()?;
+    /// // ... the caller's deadline passed before the call answered ...
+    /// permit.cancelled();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cancelled(self) {
+        // Released here, once: the drop's release must not run.
+        let this = std::mem::ManuallyDrop::new(self);
+        if this.started == 0 {
+            this.resource.counter.release(this.shard);
+        } else {
+            this.resource.finish_cancelled(this.shard, this.started);
+        }
+    }
+
     /// Releases the permit without a latency sample, for a call whose hold
-    /// time says nothing of the downstream (a cancelled call). Without an
-    /// adaptive limit it only releases, as a drop does.
+    /// time says nothing of the downstream (an answer from a cache, a call
+    /// refused before it ran). Without an adaptive limit it only releases,
+    /// as a drop does.
     ///
     /// # Examples
     ///
@@ -208,6 +242,33 @@ impl OwnedPermit {
     /// ```
     pub fn dropped(mut self) {
         self.mark_dropped();
+    }
+
+    /// Releases the permit for a call that ended without its answer, as
+    /// [`Permit::cancelled`]: a censored sample, or a drop past
+    /// [`Adaptive::drop_after`](crate::adaptive::Adaptive::drop_after).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::adaptive::Adaptive;
+    ///
+    /// let resource = Arc::new(sidejob::Resource::builder().capacity(4).adaptive(Adaptive::aimd()).build()?);
+    /// resource.try_acquire_owned()?.cancelled();
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cancelled(mut self) {
+        if let Some(anchor) = self.anchor.take() {
+            match &anchor.governor {
+                Some(governor) if self.started() != 0 => {
+                    governor.finish_cancelled(&anchor.counter, self.shard(), self.started())
+                }
+                _ => anchor.counter.release(self.shard()),
+            }
+            keep(anchor);
+        }
     }
 
     /// Releases the permit without a latency sample, as [`Permit::ignore`].
