@@ -25,9 +25,10 @@
 //!    (the request counts as in flight while it waits), an error releases
 //!    it.
 //! 3. `call` moves the permit into the response future, which releases it
-//!    when it completes or is dropped. A readied service dropped without a
-//!    `call` releases it.
-//!
+//!    when it completes or is dropped. A permit reserved in `poll_ready`
+//!    that no `call` uses (the inner service failed to get ready, or the
+//!    readied service was dropped, or replaced by a clone, before a `call`)
+//!    is released with no latency sample.
 //!
 //! # Over an adaptive resource
 //!

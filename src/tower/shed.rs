@@ -110,7 +110,7 @@ impl<S, P> Shed<S, P> {
             resource,
             prioritize,
             drop_if: no_error_is_a_drop,
-            readiness: Readiness::Unready,
+            readiness: Readiness::new(),
         }
     }
 

@@ -70,7 +70,7 @@ impl<S, P> HttpShed<S, P> {
             retry_after,
             drop_on,
             prioritize,
-            readiness: Readiness::Unready,
+            readiness: Readiness::new(),
         }
     }
 
