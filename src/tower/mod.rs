@@ -16,7 +16,12 @@
 //! With the `http` feature, [`HttpShedLayer`] answers overload with `503
 //! Service Unavailable` and a `Retry-After` header instead of an error, keeps
 //! the inner service's error type (axum routers need `Infallible`), and
-//! holds the permit in the response body until it has streamed.
+//! holds the permit in the response body until it has streamed: until
+//! its end, which a [`PermitBody`] sees also when the server stops at the
+//! `Content-Length` without polling it further (hyper does), and which a
+//! response with no body (to a `HEAD`, a `204`, a `304`) reaches at its
+//! head. An upgraded connection (a WebSocket) holds a permit only if its
+//! handler takes the request's [`UpgradePermit`] into the session.
 //!
 //! # The permit's life
 //!
@@ -42,8 +47,8 @@
 //! `Buffer`, `ConcurrencyLimit`, `RateLimit`, a `ReadyCache` or balancer
 //! with nothing ready), those callers count as in flight: the layer bounds
 //! that queue and its requests being served together by the capacity, and a
-//! caller that finds the capacity taken by waiters is refused although
-//! nothing downstream runs. To bound only the requests being served, wrap
+//! caller that finds the capacity taken by waiters is refused while fewer
+//! than the capacity run downstream. To bound only the requests being served, wrap
 //! the layer in the queueing service rather than the other way round, or
 //! use a [prioritized](ShedLayer::priority) layer: it polls the inner
 //! service with no permit and takes the permit in `call`, so a caller waits
@@ -75,7 +80,7 @@ mod response_future;
 mod shed;
 
 #[cfg(feature = "http")]
-pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody};
+pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody, UpgradePermit};
 pub use layer::ShedLayer;
 pub use prioritize::{Prioritize, Unprioritized};
 pub use response_future::ResponseFuture;
