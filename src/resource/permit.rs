@@ -221,9 +221,10 @@ impl OwnedPermit {
         self.tag.get() >> SHARD_BITS
     }
 
-    /// Leaves the permit unsampled.
+    /// Leaves the permit unsampled (also a tower layer's, handed on to an
+    /// upgraded connection: its hold time is the session's, no latency).
     #[inline]
-    fn unsample(&mut self) {
+    pub(crate) fn unsample(&mut self) {
         self.tag = NonZeroU64::MIN.saturating_add((self.tag.get() & SHARD_MASK) - 1);
     }
 

@@ -60,6 +60,20 @@ impl InFlight {
     }
 
     #[cfg(feature = "http")]
+    /// A started request's permit, back from where it waited (an upgrade
+    /// request's shared slot), its sample still running.
+    pub(super) fn resume(permit: Option<OwnedPermit>) -> InFlight {
+        InFlight(permit)
+    }
+
+    #[cfg(feature = "http")]
+    /// Takes the started permit out (into an upgrade request's shared
+    /// slot); this holds none after.
+    pub(super) fn take_permit(&mut self) -> Option<OwnedPermit> {
+        self.0.take()
+    }
+
+    #[cfg(feature = "http")]
     /// Whether the permit's resource has an adaptive limit to tell.
     pub(super) fn adapts(&self) -> bool {
         self.0.as_ref().is_some_and(OwnedPermit::adapts)

@@ -4,17 +4,24 @@
 //! [`ShedLayer`] wraps a service in [`Shed`], which takes a permit of one
 //! shared [`Resource`](crate::Resource) for each request, holds it until the
 //! response future completes or is dropped, and refuses at once with
-//! [`Overload`](crate::Overload) when every shard is full. It never queues
-//! and is never `Pending` because of overload: unlike tower's
-//! `ConcurrencyLimit` (which queues) or `LoadShed` over it (which sheds
-//! whenever anything below is pending), the refusal rests on the count of
-//! requests in flight, and every service the layer makes, and every clone
-//! of one, shares the one bound.
+//! [`Overload`](crate::Overload) when every shard is full. It is never
+//! `Pending` because of overload and keeps no queue of its own: unlike
+//! tower's `ConcurrencyLimit` (which queues for a permit) or `LoadShed` over
+//! it (which sheds whenever anything below is pending), the refusal rests
+//! on the count of requests in flight, and every service the layer makes,
+//! and every clone of one, shares the one bound. A caller that waits on a
+//! pending *inner* service may hold a permit while it waits (see [When a
+//! permit waits](#when-a-permit-waits)).
 //!
 //! With the `http` feature, [`HttpShedLayer`] answers overload with `503
 //! Service Unavailable` and a `Retry-After` header instead of an error, keeps
 //! the inner service's error type (axum routers need `Infallible`), and
-//! holds the permit in the response body until it has streamed.
+//! holds the permit in the response body until it has streamed: until
+//! its end, which a [`PermitBody`] sees also when the server stops at the
+//! `Content-Length` without polling it further (hyper does), and which a
+//! response with no body (to a `HEAD`, a `204`, a `304`) reaches at its
+//! head. An upgraded connection (a WebSocket) holds a permit only if its
+//! handler takes the request's [`UpgradePermit`] into the session.
 //!
 //! # The permit's life
 //!
@@ -25,9 +32,28 @@
 //!    (the request counts as in flight while it waits), an error releases
 //!    it.
 //! 3. `call` moves the permit into the response future, which releases it
-//!    when it completes or is dropped. A readied service dropped without a
-//!    `call` releases it.
+//!    when it completes or is dropped. A permit reserved in `poll_ready`
+//!    that no `call` uses (the inner service failed to get ready, or the
+//!    readied service was dropped, or replaced by a clone, before a `call`)
+//!    is released with no latency sample.
 //!
+//! # When a permit waits
+//!
+//! A request that finds the resource full never waits: it is refused at
+//! once. A request admitted *unprioritized* (the default) takes its permit
+//! in `poll_ready`, before it polls the inner service, so while the inner
+//! service's `poll_ready` is `Pending` the caller waits *holding* the
+//! permit. Under an inner service that queues its callers (tower's
+//! `Buffer`, `ConcurrencyLimit`, `RateLimit`, a `ReadyCache` or balancer
+//! with nothing ready), those callers count as in flight: the layer bounds
+//! that queue and its requests being served together by the capacity, and a
+//! caller that finds the capacity taken by waiters is refused while fewer
+//! than the capacity run downstream. To bound only the requests being served, wrap
+//! the layer in the queueing service rather than the other way round, or
+//! use a [prioritized](ShedLayer::priority) layer: it polls the inner
+//! service with no permit and takes the permit in `call`, so a caller waits
+//! on a pending inner service holding nothing (and the layer does not bound
+//! how many wait).
 //!
 //! # Over an adaptive resource
 //!
@@ -54,7 +80,7 @@ mod response_future;
 mod shed;
 
 #[cfg(feature = "http")]
-pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody};
+pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody, UpgradePermit};
 pub use layer::ShedLayer;
 pub use prioritize::{Prioritize, Unprioritized};
 pub use response_future::ResponseFuture;

@@ -18,7 +18,9 @@ use crate::Resource;
 /// shard is full. Made by [`ShedLayer`](super::ShedLayer); see the
 /// [module docs](super) for the permit's life.
 ///
-/// A clone shares the resource and starts unreadied.
+/// A clone shares the resource (and the prioritizer, which must be `Clone`,
+/// as closures that capture only `Clone` values are), and starts unreadied:
+/// axum and hyper clone the service they are given.
 ///
 /// # Panics
 ///
@@ -110,7 +112,7 @@ impl<S, P> Shed<S, P> {
             resource,
             prioritize,
             drop_if: no_error_is_a_drop,
-            readiness: Readiness::Unready,
+            readiness: Readiness::new(),
         }
     }
 
@@ -207,15 +209,21 @@ where
     }
 }
 
-impl<S: Clone> Clone for Shed<S> {
-    /// A clone shares the resource, and starts unreadied: a permit is never
-    /// copied.
+impl<S: Clone, P: Clone> Clone for Shed<S, P> {
+    /// A clone shares the resource and the prioritizer, and starts
+    /// unreadied: a permit is never copied.
     fn clone(&self) -> Self {
-        Shed::new(self.inner.clone(), Arc::clone(&self.resource)).drop_if(self.drop_if)
+        Shed::with_priority(
+            self.inner.clone(),
+            Arc::clone(&self.resource),
+            self.prioritize.clone(),
+        )
+        .drop_if(self.drop_if)
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for Shed<S> {
+/// For every prioritizer: a closure has no `Debug`, so it is left out.
+impl<S: fmt::Debug, P> fmt::Debug for Shed<S, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shed")
             .field("inner", &self.inner)

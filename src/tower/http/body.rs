@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use bytes::Buf;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
@@ -14,12 +15,22 @@ use crate::tower::in_flight::InFlight;
 
 pin_project! {
     /// The body of a response an [`HttpShed`](super::HttpShed) admitted:
-    /// the inner body, holding the request's permit until `poll_frame`
-    /// returns `None` (the body has ended) or the body is dropped, so a
-    /// streaming response counts as in flight while it streams. A 503's
-    /// body holds none. Over an adaptive resource, a body that ends (or is
-    /// dropped once its inner body says it has ended) closes the request's
-    /// latency sample; one dropped before its end is no sample.
+    /// the inner body, holding the request's permit until the body has
+    /// ended or is dropped, so a streaming response counts as in flight
+    /// while it streams. A 503's body holds none.
+    ///
+    /// The body has ended when `poll_frame` returns `None`, when the inner
+    /// body says [`is_end_stream`](Body::is_end_stream), or when its data
+    /// frames have carried the length the response declared (its
+    /// `Content-Length`, or else the inner body's exact
+    /// [`size_hint`](Body::size_hint)): a server stops there and drops
+    /// the body without polling it to `None` (hyper 1 does). The length is
+    /// counted per data frame. A response that has no body (to a `HEAD`,
+    /// a `1xx`, `204` or `304`, a declared length of 0, or a `CONNECT`'s
+    /// `2xx`) ends with its head, and its body holds no permit. Over an
+    /// adaptive resource, the end (or a drop once the end was seen) closes
+    /// the request's latency sample; a body dropped before its end is no
+    /// sample.
     ///
     /// # Examples
     ///
@@ -47,9 +58,12 @@ pin_project! {
         #[pin]
         inner: B,
         in_flight: InFlight,
-        // Set when `is_end_stream` answered `true`: a server that saw that
-        // drops the body without polling it to its end (hyper does, for a
-        // body that is whole at once), and the drop then ends the sample.
+        // The bytes of data the declared length still expects.
+        remaining: Remaining,
+        // Set when `is_end_stream` answered `true`, or `size_hint` an exact
+        // 0: a server that saw that drops the body without polling it to
+        // its end (hyper does, for a body that is whole at once), and the
+        // drop then ends the sample.
         seen_ended: AtomicBool,
     }
 
@@ -63,11 +77,26 @@ pin_project! {
     }
 }
 
+/// What is left of a response's declared length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Remaining {
+    /// No `Content-Length`: the inner body's exact size hint is read at the
+    /// first frame.
+    Unread,
+    /// These bytes of data, then the body is over.
+    Bytes(u64),
+    /// No length is declared: only the body tells its end.
+    Unknown,
+}
+
 impl<B> PermitBody<B> {
-    pub(super) fn new(inner: B, in_flight: InFlight) -> Self {
+    /// `inner`, holding `in_flight` until it ends; `length` is the
+    /// response's `Content-Length`, if it has one.
+    pub(super) fn new(inner: B, in_flight: InFlight, length: Option<u64>) -> Self {
         PermitBody {
             inner,
             in_flight,
+            remaining: length.map_or(Remaining::Unread, Remaining::Bytes),
             seen_ended: AtomicBool::new(false),
         }
     }
@@ -127,12 +156,34 @@ impl<B: Body> Body for PermitBody<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let mut this = self.project();
+        if *this.remaining == Remaining::Unread {
+            // Before the first frame, the whole body's.
+            *this.remaining =
+                (this.inner.size_hint().exact()).map_or(Remaining::Unknown, Remaining::Bytes);
+        }
         let polled = this.inner.as_mut().poll_frame(cx);
+        if !this.in_flight.holds() {
+            return polled;
+        }
         match &polled {
             // The body has ended: the request is no longer in flight.
             Poll::Ready(None) => this.in_flight.finish(),
-            Poll::Ready(Some(_)) if this.inner.is_end_stream() => this.in_flight.finish(),
-            _ => {}
+            Poll::Ready(Some(frame)) => {
+                if let Ok(Some(data)) = frame.as_ref().map(Frame::data_ref) {
+                    if let Remaining::Bytes(remaining) = this.remaining {
+                        // Its last byte is out: a server reads no further.
+                        *remaining = remaining.saturating_sub(data.remaining() as u64);
+                        if *remaining == 0 {
+                            this.in_flight.finish();
+                            return polled;
+                        }
+                    }
+                }
+                if this.inner.is_end_stream() {
+                    this.in_flight.finish();
+                }
+            }
+            Poll::Pending => {}
         }
         polled
     }
@@ -149,13 +200,19 @@ impl<B: Body> Body for PermitBody<B> {
 
     #[inline]
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        let hint = self.inner.size_hint();
+        if hint.exact() == Some(0) {
+            // Nothing more to send (hyper asks before it sends the head, and
+            // sends no body then): ended, as for `is_end_stream`.
+            self.seen_ended.store(true, Ordering::Relaxed);
+        }
+        hint
     }
 }
 
 impl<B: Default> Default for PermitBody<B> {
     fn default() -> Self {
-        PermitBody::new(B::default(), InFlight::none())
+        PermitBody::new(B::default(), InFlight::none(), None)
     }
 }
 

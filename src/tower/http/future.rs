@@ -10,8 +10,8 @@ use http::{header, response::Parts, HeaderValue, Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::body::PermitBody;
+use super::upgrade::{Asked, Claim};
 use crate::tower::in_flight::InFlight;
-use crate::OwnedPermit;
 
 /// Responses that tell of overload downstream: `503 Service Unavailable`,
 /// `429 Too Many Requests` and `504 Gateway Timeout`.
@@ -66,6 +66,10 @@ pin_project! {
             #[pin]
             future: F,
             in_flight: InFlight,
+            // An upgrade request's permit, in the slot its handler may take
+            // it from (then `in_flight` holds none).
+            claim: Claim,
+            asked: Asked,
             drop_on: fn(&Parts) -> bool,
         },
         Overloaded {
@@ -75,11 +79,19 @@ pin_project! {
 }
 
 impl<F> HttpResponseFuture<F> {
-    pub(super) fn admitted(future: F, permit: OwnedPermit, drop_on: fn(&Parts) -> bool) -> Self {
+    pub(super) fn admitted(
+        future: F,
+        in_flight: InFlight,
+        claim: Claim,
+        asked: Asked,
+        drop_on: fn(&Parts) -> bool,
+    ) -> Self {
         HttpResponseFuture {
             kind: Kind::Admitted {
                 future,
-                in_flight: InFlight::start(permit),
+                in_flight,
+                claim,
+                asked,
                 drop_on,
             },
         }
@@ -92,6 +104,15 @@ impl<F> HttpResponseFuture<F> {
             },
         }
     }
+}
+
+/// The length a response's `Content-Length` declares; `None` when it has
+/// none (the body's exact size hint is read at its first frame) or one that
+/// is no length.
+#[inline]
+fn declared_length<B>(response: &Response<B>) -> Option<u64> {
+    let value = response.headers().get(header::CONTENT_LENGTH)?;
+    value.to_str().ok()?.trim().parse().ok()
 }
 
 impl<F, B, E> Future for HttpResponseFuture<F>
@@ -107,9 +128,15 @@ where
             KindProjection::Admitted {
                 future,
                 in_flight,
+                claim,
+                asked,
                 drop_on,
             } => {
                 let output = std::task::ready!(future.poll(cx));
+                if let Some(permit) = claim.reclaim() {
+                    // An upgrade request whose handler did not take it.
+                    *in_flight = InFlight::resume(Some(permit));
+                }
                 let response = match output {
                     Ok(response) => response,
                     Err(error) => {
@@ -118,21 +145,33 @@ where
                         return Poll::Ready(Err(error));
                     }
                 };
+                let length = declared_length(&response);
+                let at_head = length == Some(0) || asked.ends_at_head(response.status());
                 if !in_flight.adapts() {
                     // No limit to tell: the response need not be taken apart.
+                    if at_head {
+                        in_flight.finish();
+                    }
                     let in_flight = in_flight.hand_on();
-                    return Poll::Ready(Ok(response.map(|body| PermitBody::new(body, in_flight))));
+                    return Poll::Ready(Ok(
+                        response.map(|body| PermitBody::new(body, in_flight, length))
+                    ));
                 }
                 let (parts, body) = response.into_parts();
                 if drop_on(&parts) {
                     in_flight.mark_dropped();
                 }
+                if at_head {
+                    // No body follows: the request ends with its head.
+                    in_flight.finish();
+                }
                 // The body takes the permit over.
-                let body = PermitBody::new(body, in_flight.hand_on());
+                let body = PermitBody::new(body, in_flight.hand_on(), length);
                 Poll::Ready(Ok(Response::from_parts(parts, body)))
             }
             KindProjection::Overloaded { retry_after } => {
-                let mut response = Response::new(PermitBody::new(B::default(), InFlight::none()));
+                let mut response =
+                    Response::new(PermitBody::new(B::default(), InFlight::none(), None));
                 *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
                 if let Some(retry_after) = retry_after.take() {
                     response
@@ -148,7 +187,9 @@ where
 impl<F> fmt::Debug for HttpResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.kind {
-            Kind::Admitted { in_flight, .. } if in_flight.holds() => "admitted",
+            Kind::Admitted {
+                in_flight, claim, ..
+            } if in_flight.holds() || claim.pending() => "admitted",
             Kind::Admitted { .. } => "completed",
             Kind::Overloaded { .. } => "overloaded",
         };

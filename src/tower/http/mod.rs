@@ -6,8 +6,10 @@ mod body;
 mod future;
 mod layer;
 mod service;
+mod upgrade;
 
 pub use body::PermitBody;
 pub use future::HttpResponseFuture;
 pub use layer::HttpShedLayer;
 pub use service::HttpShed;
+pub use upgrade::UpgradePermit;

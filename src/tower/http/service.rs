@@ -10,6 +10,8 @@ use tower_service::Service;
 
 use super::body::PermitBody;
 use super::future::HttpResponseFuture;
+use super::upgrade::{Asked, Claim};
+use crate::tower::in_flight::InFlight;
 use crate::tower::prioritize::{Prioritize, Unprioritized};
 use crate::tower::readiness::{Decision, Readiness};
 use crate::Resource;
@@ -70,7 +72,7 @@ impl<S, P> HttpShed<S, P> {
             retry_after,
             drop_on,
             prioritize,
-            readiness: Readiness::Unready,
+            readiness: Readiness::new(),
         }
     }
 
@@ -107,14 +109,30 @@ where
     }
 
     #[inline]
-    fn call(&mut self, request: Request<ReqB>) -> Self::Future {
+    fn call(&mut self, mut request: Request<ReqB>) -> Self::Future {
         let prioritize = &self.prioritize;
         let decision = self
             .readiness
             .take_for_call("HttpShed", &self.resource, || prioritize.priority(&request));
         match decision {
             Decision::Admitted(permit) => {
-                HttpResponseFuture::admitted(self.inner.call(request), permit, self.drop_on)
+                let (asked, upgrade) = Asked::of(&request);
+                let mut in_flight = InFlight::start(permit);
+                // An upgrade request's permit waits in a slot its handler
+                // can take it from; the claim is made before the inner call,
+                // so a panic there releases it too.
+                let claim = if upgrade {
+                    Claim::offer(&mut request, in_flight.take_permit())
+                } else {
+                    Claim::none()
+                };
+                HttpResponseFuture::admitted(
+                    self.inner.call(request),
+                    in_flight,
+                    claim,
+                    asked,
+                    self.drop_on,
+                )
             }
             Decision::Overloaded => HttpResponseFuture::overloaded(self.retry_after.clone()),
         }
