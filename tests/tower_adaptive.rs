@@ -3,8 +3,10 @@
 //! body, served by a real axum server on 127.0.0.1 to a real hyper
 //! client); `HttpShed` counts 503, 429 and 504 as drops, or what `drop_on`
 //! says; `Shed` counts an inner error as a drop only if `drop_if` says so;
-//! a cancelled request is no sample. The sleeps are the windows' time and
-//! the handlers' work.
+//! a cancelled or failed request is a censored sample (#38), or a drop
+//! past `drop_after` × the baseline, so a stall its clients time out on
+//! brings the limit down. The sleeps are the windows' time and the
+//! handlers' work.
 #![cfg(feature = "http")]
 
 use std::sync::Arc;
@@ -73,7 +75,8 @@ async fn shed_counts_an_inner_error_as_a_drop_only_if_drop_if_says_so() {
     }
     close_window(&plain).await;
     let stats = plain.adaptive_stats().unwrap();
-    assert_eq!((stats.drops, stats.samples), (0, 1));
+    // Failed without an answer: censored samples, not drops.
+    assert_eq!((stats.drops, stats.samples), (0, 6));
     assert_eq!(plain.capacity(), 20);
 
     let dropping = adaptive(20);
@@ -90,7 +93,7 @@ async fn shed_counts_an_inner_error_as_a_drop_only_if_drop_if_says_so() {
 }
 
 #[tokio::test]
-async fn a_cancelled_request_is_no_sample() {
+async fn a_cancelled_request_is_a_censored_sample() {
     let resource = adaptive(8);
     let mut service = Shed::new(
         service_fn(|()| std::future::pending::<Result<(), Overload>>()),
@@ -102,7 +105,71 @@ async fn a_cancelled_request_is_no_sample() {
     }
     assert_eq!(resource.usage(), 0);
     close_window(&resource).await;
-    assert_eq!(resource.adaptive_stats().unwrap().samples, 1);
+    let stats = resource.adaptive_stats().unwrap();
+    assert_eq!((stats.samples, stats.drops), (6, 0));
+    assert!(stats.min_baseline < Duration::from_millis(1), "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_stall_its_callers_time_out_on_brings_the_limit_down() {
+    let resource = Arc::new(
+        Resource::builder()
+            .capacity(16)
+            .adaptive(Adaptive::gradient().window(WINDOW).min_limit(2))
+            .build()
+            .unwrap(),
+    );
+    let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let service = {
+        let stalled = Arc::clone(&stalled);
+        tower::ServiceBuilder::new()
+            .timeout(Duration::from_millis(30))
+            .layer(sidejob::tower::ShedLayer::new(Arc::clone(&resource)))
+            .service(service_fn(move |()| {
+                let stalled = stalled.load(std::sync::atomic::Ordering::Relaxed);
+                async move {
+                    if stalled {
+                        std::future::pending::<()>().await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    Ok::<_, Overload>(())
+                }
+            }))
+    };
+    let client = |mut service: tower::timeout::Timeout<_>| async move {
+        for _ in 0..400 {
+            match service.ready().await {
+                Ok(ready) => drop(ready.call(()).await),
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+            }
+        }
+    };
+    // 8 callers at 2 ms: the baseline; then the downstream stalls and
+    // every call times out after 30 ms.
+    let calm: Vec<_> = (0..8)
+        .map(|_| tokio::spawn(client(service.clone())))
+        .collect();
+    for task in calm {
+        task.await.unwrap();
+    }
+    let before = resource.capacity();
+    stalled.store(true, std::sync::atomic::Ordering::Relaxed);
+    let stall: Vec<_> = (0..8)
+        .map(|_| tokio::spawn(client(service.clone())))
+        .collect();
+    let began = std::time::Instant::now();
+    while resource.capacity() > 4 && began.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for task in stall {
+        task.abort();
+    }
+    assert!(
+        resource.capacity() <= 4,
+        "stayed at {} from {before}: {:?}",
+        resource.capacity(),
+        resource.adaptive_stats()
+    );
 }
 
 fn router(layer: HttpShedLayer) -> Router {

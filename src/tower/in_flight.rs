@@ -4,10 +4,13 @@
 use crate::OwnedPermit;
 
 /// A request's permit from `call` on. Its hold time is a latency sample
-/// (when the resource is adaptive) only if the response completes:
-/// [`finish`](Self::finish) releases it sampled, [`fail`](Self::fail)
-/// reports a drop or nothing, and dropping it unfinished (the request was
-/// cancelled) releases it unsampled.
+/// (when the resource is adaptive) if the response completes:
+/// [`finish`](Self::finish) releases it sampled; [`fail`](Self::fail)
+/// reports a drop, or releases it as a call that ended without its
+/// answer, and so does dropping it unfinished (the request was cancelled,
+/// a timeout fired): a censored sample, or a drop past
+/// `Adaptive::drop_after` (see [`OwnedPermit::cancelled`]), so the calls
+/// that never answer still tell the limit the downstream is slow.
 #[derive(Debug)]
 pub(super) struct InFlight(Option<OwnedPermit>);
 
@@ -33,13 +36,13 @@ impl InFlight {
     }
 
     /// The request failed: release the permit, as a drop (overload
-    /// downstream) or with no sample.
+    /// downstream) or as a call that ended without its answer.
     pub(super) fn fail(&mut self, dropped: bool) {
         if let Some(permit) = self.0.take() {
             if dropped {
                 permit.dropped();
             } else {
-                permit.ignore();
+                permit.cancelled();
             }
         }
     }
@@ -86,10 +89,11 @@ impl InFlight {
 }
 
 impl Drop for InFlight {
-    /// Unfinished: the request was cancelled, so its hold time says nothing.
+    /// Unfinished: the request was cancelled, so its hold time is only a
+    /// lower bound of its latency.
     fn drop(&mut self) {
         if let Some(permit) = self.0.take() {
-            permit.ignore();
+            permit.cancelled();
         }
     }
 }

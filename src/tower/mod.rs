@@ -60,9 +60,14 @@
 //! Over a resource with an [adaptive limit](crate::adaptive), each request
 //! is a latency sample from `call` until its response future completes
 //! (for [`HttpShedLayer`], until its body ends). A request cancelled on
-//! the way (its future or body dropped early) is no sample. [`Shed`]
-//! releases a request whose inner service failed without a sample, unless
-//! [`drop_if`](ShedLayer::drop_if) calls the error a drop;
+//! the way (its future or body dropped early: a client gone, a `Timeout`
+//! around the layer) and one whose inner service failed, unless
+//! [`drop_if`](ShedLayer::drop_if) calls the error a drop, are released
+//! as [`OwnedPermit::cancelled`](crate::OwnedPermit::cancelled): the hold
+//! is a censored sample (the latency was at least that), or a drop when it
+//! lasted past [`Adaptive::drop_after`](crate::adaptive::Adaptive::drop_after)
+//! × the baseline, so requests that never answer still bring the limit
+//! down;
 //! [`HttpShedLayer`] counts responses `503`, `429` and `504` as drops
 //! ([`drop_on`](HttpShedLayer::drop_on) changes that). Its `Retry-After`
 //! stays the one configured: a client told to wait the measured latency

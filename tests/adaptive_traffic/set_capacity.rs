@@ -19,11 +19,11 @@ fn a_resize_during_a_windows_close_wins() {
     let resumed = Mutex::new(resumed);
     let reached = Mutex::new(reached);
     let rule = move |limit: usize, _: &Window| {
-        // The first close: let the test resize now, then propose + 10.
+        // The first close: let the test resize now, then propose 2 less.
         if reached.lock().unwrap().send(()).is_ok() {
             let _ = resumed.lock().unwrap().recv();
         }
-        limit + 10
+        limit - 2
     };
     let resource = Arc::new(
         Resource::builder()

@@ -12,11 +12,12 @@ use sidejob::Resource;
 
 #[test]
 fn at_the_limit_only_one_permit_in_a_stride_is_timed() {
-    // 4 slots on 4 shards, 6 threads: the shards are full and admissions
-    // lease slots from each other, on the slow path.
+    // 2 slots on 4 shards, 6 threads: capacity is scarce, kept in the
+    // reserve, and every admission leases a slot from it, on the slow
+    // path.
     let resource = Arc::new(
         Resource::builder()
-            .capacity(4)
+            .capacity(2)
             .shards(4)
             .adaptive(
                 Adaptive::custom(|limit: usize, _: &Window| limit)
