@@ -47,7 +47,6 @@ enum Outcome {
 /// releases as the outcome says; a refused client comes back after 1 ms.
 struct Clients {
     stop: Arc<AtomicBool>,
-    calls: Arc<AtomicU64>,
     threads: Vec<thread::JoinHandle<()>>,
 }
 
@@ -88,16 +87,7 @@ impl Clients {
                 })
             })
             .collect();
-        Clients {
-            stop,
-            calls,
-            threads,
-        }
-    }
-
-    /// Calls made so far.
-    fn calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
+        Clients { stop, threads }
     }
 }
 
