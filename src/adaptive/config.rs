@@ -68,10 +68,15 @@ pub struct Adaptive {
     pub(crate) window: Duration,
     pub(crate) min_samples: u64,
     pub(crate) drop_after: f64,
+    pub(crate) probe_every: u64,
 }
 
 /// How often the limit may change unless [`Adaptive::window`] says.
 pub const DEFAULT_WINDOW: Duration = Duration::from_millis(100);
+
+/// Windows between probes of the baseline for the rules that read it
+/// ([`Gradient`], [`Vegas`]) unless [`Adaptive::probe_every`] says.
+const DEFAULT_PROBE_EVERY: u64 = 64;
 
 impl Adaptive {
     /// Additive increase, multiplicative decrease ([`Aimd`] with its
@@ -126,13 +131,14 @@ impl Adaptive {
     /// assert_eq!(adaptive.algorithm_name(), "custom");
     /// ```
     pub fn custom(algorithm: impl Algorithm) -> Adaptive {
-        Adaptive::with("custom", Box::new(algorithm), Ok(()))
+        Adaptive::with("custom", Box::new(algorithm), Ok(()), 0)
     }
 
     fn with(
         name: &'static str,
         algorithm: Box<dyn Algorithm>,
         checked: Result<(), BuildError>,
+        probe_every: u64,
     ) -> Adaptive {
         Adaptive {
             algorithm,
@@ -143,6 +149,7 @@ impl Adaptive {
             window: DEFAULT_WINDOW,
             min_samples: 10,
             drop_after: 4.0,
+            probe_every,
         }
     }
 
@@ -244,6 +251,28 @@ impl Adaptive {
         self
     }
 
+    /// Every `windows` windows of a steady limit, one window runs at half
+    /// the limit and the baseline moves half way to its mean latency; then
+    /// the limit goes back (after TCP BBR's `ProbeRTT`). The baseline rises
+    /// only from windows the limit does not bound, so under lasting
+    /// overload this is how it follows a downstream that got slower, and
+    /// how it sheds the low bias noise leaves on it. 0: never. Default 64
+    /// for [`gradient`](Adaptive::gradient) and [`vegas`](Adaptive::vegas)
+    /// (one window in 64 at half the limit: about 0.8% of the capacity),
+    /// 0 for [`aimd`](Adaptive::aimd), which reads no baseline, and for
+    /// [`custom`](Adaptive::custom) rules.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let adaptive = sidejob::adaptive::Adaptive::gradient().probe_every(0); // never
+    /// # let _ = adaptive;
+    /// ```
+    pub fn probe_every(mut self, windows: u64) -> Adaptive {
+        self.probe_every = windows;
+        self
+    }
+
     /// The rule's name: `aimd`, `gradient`, `vegas` or `custom`.
     ///
     /// # Examples
@@ -298,21 +327,27 @@ impl Adaptive {
 impl From<Aimd> for Adaptive {
     /// An [`Aimd`] rule with its own parameters.
     fn from(aimd: Aimd) -> Adaptive {
-        Adaptive::with("aimd", Box::new(aimd), aimd.check())
+        // AIMD reads no baseline: nothing to re-learn.
+        Adaptive::with("aimd", Box::new(aimd), aimd.check(), 0)
     }
 }
 
 impl From<Gradient> for Adaptive {
     /// A [`Gradient`] rule with its own parameters.
     fn from(gradient: Gradient) -> Adaptive {
-        Adaptive::with("gradient", Box::new(gradient), gradient.check())
+        Adaptive::with(
+            "gradient",
+            Box::new(gradient),
+            gradient.check(),
+            DEFAULT_PROBE_EVERY,
+        )
     }
 }
 
 impl From<Vegas> for Adaptive {
     /// A [`Vegas`] rule with its own parameters.
     fn from(vegas: Vegas) -> Adaptive {
-        Adaptive::with("vegas", Box::new(vegas), vegas.check())
+        Adaptive::with("vegas", Box::new(vegas), vegas.check(), DEFAULT_PROBE_EVERY)
     }
 }
 
@@ -325,6 +360,7 @@ impl fmt::Debug for Adaptive {
             .field("window", &self.window)
             .field("min_samples", &self.min_samples)
             .field("drop_after", &self.drop_after)
+            .field("probe_every", &self.probe_every)
             .finish()
     }
 }

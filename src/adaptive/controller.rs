@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use super::baseline::{Baseline, Observed};
+use super::probe::Probe;
 use super::{Adaptive, AdaptiveStats, Algorithm, Window};
 use crate::admission::SampleTotals;
 
@@ -21,6 +22,7 @@ pub(crate) struct Controller {
     pending: SampleTotals,
     pending_refused: u64,
     baseline: Baseline,
+    probe: Probe,
     stats: AdaptiveStats,
 }
 
@@ -44,15 +46,16 @@ impl Controller {
             pending: SampleTotals::default(),
             pending_refused: 0,
             baseline: Baseline::default(),
+            probe: Probe::new(adaptive.probe_every),
             stats: AdaptiveStats {
                 limit: initial,
                 baseline: Duration::ZERO,
-                min_baseline: Duration::ZERO,
                 latency: Duration::ZERO,
                 windows: 0,
                 samples: 0,
                 increases: 0,
                 decreases: 0,
+                probes: 0,
                 drops: 0,
                 algorithm: adaptive.name,
             },
@@ -83,7 +86,22 @@ impl Controller {
         self.stats.samples += totals.samples;
         let bound = refused > 0 || totals.peak >= limit as u64;
         let observed = Observed::of(&totals);
-        self.baseline.before(observed, limit <= self.min_limit);
+        if let Some(restore) = self.probe.finish() {
+            // A probe's window, at half the limit: the baseline moves half
+            // way to its mean, and the limit goes back.
+            self.baseline.probed(observed);
+            self.stats.baseline = Duration::from_nanos(self.baseline.mean);
+            self.stats.latency = self.window(&totals, refused).mean_latency;
+            self.stats.probes += 1;
+            let next = restore.clamp(self.min_limit, self.max_limit);
+            self.stats.limit = next;
+            return (next != limit).then_some(next);
+        }
+        let at_min = limit <= self.min_limit;
+        if at_min {
+            self.probe.relearnt();
+        }
+        self.baseline.before(observed, at_min);
         let window = self.window(&totals, refused);
         self.stats.latency = window.mean_latency;
 
@@ -100,14 +118,16 @@ impl Controller {
         let next = proposed.clamp(self.min_limit, self.max_limit);
         self.baseline.after(observed, bound, next < limit);
         self.stats.baseline = Duration::from_nanos(self.baseline.mean);
-        self.stats.min_baseline = Duration::from_nanos(self.baseline.min);
         self.stats.limit = next;
         match next.cmp(&limit) {
             std::cmp::Ordering::Greater => self.stats.increases += 1,
             std::cmp::Ordering::Less => self.stats.decreases += 1,
-            std::cmp::Ordering::Equal => return None,
+            std::cmp::Ordering::Equal => {}
         }
-        Some(next)
+        if let Some(half) = self.probe.start(limit, next, self.min_limit, !idle) {
+            return Some(half);
+        }
+        (next != limit).then_some(next)
     }
 
     /// The window the algorithm sees, with the baseline as it stands.
@@ -129,7 +149,6 @@ impl Controller {
             mean_latency: mean,
             max_latency: Duration::from_nanos(totals.max_nanos),
             baseline: Duration::from_nanos(self.baseline.mean),
-            min_baseline: Duration::from_nanos(self.baseline.min),
             max_in_flight: usize::try_from(totals.peak).unwrap_or(usize::MAX),
             refused,
         }
@@ -142,6 +161,12 @@ impl Controller {
             0 => u64::MAX,
             baseline => (baseline as f64 * self.drop_after) as u64,
         }
+    }
+
+    /// The limit a probe under way will give back, if one is.
+    #[cfg(all(test, not(sidejob_loom)))]
+    pub(super) fn probing(&self) -> Option<usize> {
+        self.probe.restoring()
     }
 
     /// The figures so far.

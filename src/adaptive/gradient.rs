@@ -12,21 +12,22 @@ const AIM: f64 = 0.75;
 /// concurrency-limits' `Gradient2Limit`, with its reported flaws fixed.
 ///
 /// Each window, `ratio = tolerance × gradient`, where the
-/// [gradient](Window::gradient) is about `baseline / mean latency`: the
+/// [gradient](Window::gradient) is `baseline / mean latency`: the
 /// controller's long-term reference of the mean latency over this
 /// window's (see [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)),
-/// as Gradient2 compares a long-term average with a short-term one, and
-/// the same of the minimum latency. So jitter, and a steady mix of fast
-/// and slow requests, leave the ratio near `tolerance`; only a queue (the
-/// latency rising with what is in flight) brings it below 1.
+/// as Gradient2 compares a long-term average with a short-term one. So
+/// jitter, a steady mix of fast and slow requests and a long tail leave
+/// the ratio near `tolerance`; only a queue (the mean rising with what is
+/// in flight) brings it below 1.
 ///
 /// * While the mean is below three quarters of the tolerance
 ///   (`1 + ¾ (tolerance − 1)` times the baseline) the limit grows by the
 ///   room left below that aim, `limit × (aim / mean − 1)` to the nearest
-///   request: while the mean is within the middle of the tolerance
-///   (`ratio ≥ 1 + (tolerance − 1) / 2`) by at least one, a probe, so a
-///   limit of 1 climbs back, and at most `queue_size` a window; past the
-///   middle by one at most, so noise near the tolerance is not room (Netflix adds
+///   request, at most `queue_size` a window, while the mean is at the
+///   baseline or below (no queue at all); else by one a window at most,
+///   and one at least while within the middle of the tolerance
+///   (`ratio ≥ 1 + (tolerance − 1) / 2`), a probe, so a limit of 1 climbs
+///   back; noise near the tolerance is no room (Netflix adds
 ///   `queue_size` always, and the limit grows without bound where the
 ///   ratio sits just under 1, PR #134). Between the aim and the tolerance
 ///   it holds.
@@ -56,8 +57,8 @@ const AIM: f64 = 0.75;
 /// let mut gradient = Gradient::default();
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &calm), 24); // room for 7.5 more: + queue size 4
-/// let nearer = Window::new(50, ms(13), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &nearer), 21); // room for 1.2: + 1
+/// let nearer = Window::new(50, ms(12), 20).with_baseline(ms(10));
+/// assert_eq!(gradient.update(20, &nearer), 21); // a queue, room for 2.9: + 1
 /// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &near), 20); // past the aim, within tolerance: holds
 /// assert_eq!(gradient.update(1, &Window::new(50, ms(11), 1).with_baseline(ms(10))), 2); // a probe
@@ -183,16 +184,19 @@ impl Algorithm for Gradient {
         let ratio = self.tolerance * gradient;
         if ratio >= 1.0 {
             // Within tolerance. Grow by the room below the aim (three
-            // quarters of the tolerance), to the nearest request: within
-            // the middle of the tolerance by one at least (a probe) and the
-            // queue size at most, past it by one at most. Between the aim
-            // and the tolerance, hold: the limit settles there, not on the
-            // edge noise crosses.
+            // quarters of the tolerance), to the nearest request, the queue
+            // size at most, only while the mean is at the baseline or
+            // below; else by one a window at most, one at least within the
+            // middle of the tolerance (a probe). Between the aim and the
+            // tolerance, hold: the limit settles there, not on the edge
+            // noise crosses.
             let aim = (1.0 + AIM * (self.tolerance - 1.0)) * gradient;
             let room = (current * (aim - 1.0)).round().max(0.0) as usize;
-            let roomy = ratio >= 1.0 + (self.tolerance - 1.0) / 2.0;
-            let growth = if roomy {
+            let growth = if gradient >= 1.0 {
+                // No slower than the baseline: no queue at all.
                 room.clamp(1, self.queue_size.max(1))
+            } else if ratio >= 1.0 + (self.tolerance - 1.0) / 2.0 {
+                1 // within the middle of the tolerance: a probe
             } else {
                 room.min(1) // near the tolerance, a slot a window: noise is no room
             };

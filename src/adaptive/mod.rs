@@ -44,6 +44,7 @@ mod config;
 mod controller;
 mod governor;
 mod gradient;
+mod probe;
 mod stats;
 mod vegas;
 mod window;

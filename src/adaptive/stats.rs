@@ -25,19 +25,17 @@ pub struct AdaptiveStats {
     /// The baseline: the mean latency with no queue downstream, a
     /// long-term reference of the windows' mean latencies (not of single
     /// samples: jitter and a steady mix of fast and slow requests are not a
-    /// queue). It starts at the first window's mean and falls half the way
-    /// to a lower window mean each window; it rises toward a higher one by
-    /// a 32nd of the gap a window, and only from windows in which the
+    /// queue, nor is a long tail). It starts at the first window's mean and
+    /// falls half the way to a lower window mean each window; it rises
+    /// toward a higher one by a 32nd of the gap a window (both weighted by
+    /// the window's samples, fully from 256 on), and only from windows in
+    /// which the
     /// limit did not bound the application and the rule did not lower it,
     /// so a queue the limit itself lets build cannot push it up. At the
     /// minimum limit it takes the window's mean whole, so a downstream that
     /// got slower for good is re-learnt once the limit has sunk there.
     /// Zero before the first window.
     pub baseline: Duration,
-    /// The same reference of the windows' *shortest* latencies, moved by
-    /// the same rules: a queue delays the fastest request too. Zero before
-    /// the first window.
-    pub min_baseline: Duration,
     /// The last window's mean latency. Zero before the first window.
     pub latency: Duration,
     /// Windows closed (those with enough samples to decide on).
@@ -48,6 +46,9 @@ pub struct AdaptiveStats {
     pub increases: u64,
     /// Windows that lowered it.
     pub decreases: u64,
+    /// Windows run at half the limit to re-learn the baseline (see
+    /// [`Adaptive::probe_every`](super::Adaptive::probe_every)).
+    pub probes: u64,
     /// Drops reported, in closed windows.
     pub drops: u64,
     /// The rule: `aimd`, `gradient`, `vegas` or `custom`.

@@ -8,12 +8,12 @@ use crate::error::BuildError;
 /// TCP Vegas and Netflix concurrency-limits' `VegasLimit` (its default).
 ///
 /// Each window estimates the queue as `q = ceil(limit × (1 − gradient))`,
-/// where the [gradient](Window::gradient) is about `baseline / mean latency`. With
+/// where the [gradient](Window::gradient) is `baseline / mean latency`. With
 /// `lg = max(1, ⌊log10 limit⌋)`, the queue it aims for is between
 /// `a = alpha × lg` and `b = beta × lg`, both capped for small limits at a
-/// third of the limit (at least 1): if `q ≤ lg` the limit grows by
+/// third of the limit (at least 1): if `q = 0` the limit grows by
 /// `beta × lg`, at most half itself (fast, while nothing queues); if
-/// `q < a`, by `lg`; growth stops at 1.5 × `limit − q`, the concurrency
+/// `q ≤ lg` or `q < a`, by `lg`; growth stops at 1.5 × `limit − q`, the concurrency
 /// the downstream is estimated to take;
 /// if `q > b`, it sheds the excess `q − b` (at least `lg`, at most a
 /// quarter of the limit a window); in between it stays. A window with drops
@@ -120,15 +120,16 @@ impl Algorithm for Vegas {
         let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
         // A small limit aims for fewer queued requests: at most a third of
         // itself, so that it settles within 1.5 × K.
-        let beta = (self.beta * lg).min(limit / 3).max(1);
-        let alpha = (self.alpha * lg).min(beta);
+        let beta = self.beta.saturating_mul(lg).min(limit / 3).max(1);
+        let alpha = self.alpha.saturating_mul(lg).min(beta);
         // Growth never passes 1.5 × what the downstream is estimated to
         // take at once (the limit less its queue).
         let ceiling = (limit.saturating_sub(queue) * 3 / 2).max(limit);
-        if queue <= lg {
+        if queue == 0 {
             // Nothing queues: grow fast, by up to half the limit.
-            (limit + (self.beta * lg).min(limit / 2).max(lg)).min(ceiling.max(limit + 1))
-        } else if queue < alpha {
+            (limit + self.beta.saturating_mul(lg).min(limit / 2).max(lg))
+                .min(ceiling.max(limit + 1))
+        } else if queue <= lg || queue < alpha {
             (limit + lg).min(ceiling)
         } else if queue > beta {
             // The excess queue, at least `lg` (Netflix takes `lg` a window,
@@ -137,6 +138,25 @@ impl Algorithm for Vegas {
             limit.saturating_sub(lg.max((queue - beta).min(limit / 4)))
         } else {
             limit
+        }
+    }
+}
+
+#[cfg(all(test, not(sidejob_loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn parameters_the_check_accepts_never_overflow() {
+        let mut vegas = Vegas::default().alpha(1).beta(usize::MAX / 2 + 1);
+        assert!(vegas.check().is_ok());
+        let ms = Duration::from_millis;
+        for mean in [5, 10, 20, 200] {
+            let window = Window::new(50, ms(mean), 200).with_baseline(ms(10));
+            let next = vegas.update(200, &window);
+            assert!(next > 0);
         }
     }
 }

@@ -43,10 +43,7 @@ pub struct Window {
     /// latency with no queue downstream (see
     /// [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)).
     pub baseline: Duration,
-    /// The controller's reference of the shortest latency with no queue
-    /// downstream (see
-    /// [`AdaptiveStats::min_baseline`](super::AdaptiveStats::min_baseline)).
-    pub min_baseline: Duration,
+
     /// The most permits in flight at a sampled release (an upper
     /// estimate: each shard's peak, summed).
     pub max_in_flight: usize,
@@ -57,7 +54,7 @@ pub struct Window {
 
 impl Window {
     /// A window of `samples` samples with mean latency `mean_latency` (also
-    /// its minimum, its maximum and both baselines) and `max_in_flight` permits at most,
+    /// its minimum, its maximum and the baseline) and `max_in_flight` permits at most,
     /// with no drops and no refusals: for testing an
     /// [`Algorithm`](super::Algorithm).
     ///
@@ -76,7 +73,6 @@ impl Window {
             mean_latency,
             max_latency: mean_latency,
             baseline: mean_latency,
-            min_baseline: mean_latency,
             max_in_flight,
             refused: 0,
         }
@@ -141,28 +137,12 @@ impl Window {
         self
     }
 
-    /// The same window with minimum baseline `min_baseline`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let window = sidejob::adaptive::Window::new(10, Duration::from_millis(5), 4)
-    ///     .with_min_baseline(Duration::from_millis(2));
-    /// assert_eq!(window.min_baseline, Duration::from_millis(2));
-    /// ```
-    pub fn with_min_baseline(mut self, min_baseline: Duration) -> Window {
-        self.min_baseline = min_baseline;
-        self
-    }
-
-    /// How much of the window's latency is the downstream's own, from 0
-    /// (all queue) to 1 (no queue) or above (faster than the baseline):
-    /// the lesser of `baseline / mean_latency` and
-    /// `min_baseline / min_latency`. Each compares like with like, so
-    /// jitter and a steady mix of fast and slow requests leave it near 1; a
-    /// queue lowers the mean, and the minimum too, since it delays the
-    /// fastest request as well. 1 when the window has no latency.
+    /// How much of the window's latency is the downstream's own:
+    /// `baseline / mean_latency`, from 0 (all queue) to 1 (no queue) or
+    /// above (faster than the baseline). The baseline is a reference of
+    /// the windows' means, so jitter, a steady mix of fast and slow
+    /// requests and a long tail leave it near 1; a queue lowers it. 1 when
+    /// the window has no latency or no baseline yet.
     ///
     /// # Examples
     ///
@@ -172,26 +152,14 @@ impl Window {
     /// let window = sidejob::adaptive::Window::new(10, ms(20), 4).with_baseline(ms(10));
     /// assert_eq!(window.gradient(), 0.5);
     /// // A mix of 1 ms and 20 ms requests at its usual mean: no queue.
-    /// let mixed = sidejob::adaptive::Window::new(10, ms(10), 4)
-    ///     .with_min_latency(ms(1))
-    ///     .with_min_baseline(ms(1));
+    /// let mixed = sidejob::adaptive::Window::new(10, ms(10), 4).with_min_latency(ms(1));
     /// assert_eq!(mixed.gradient(), 1.0);
     /// ```
     pub fn gradient(&self) -> f64 {
-        let of = |reference: Duration, seen: Duration| {
-            if seen.is_zero() || reference.is_zero() {
-                f64::INFINITY
-            } else {
-                reference.as_secs_f64() / seen.as_secs_f64()
-            }
-        };
-        let gradient =
-            of(self.baseline, self.mean_latency).min(of(self.min_baseline, self.min_latency));
-        if gradient.is_finite() {
-            gradient
-        } else {
-            1.0
+        if self.mean_latency.is_zero() || self.baseline.is_zero() {
+            return 1.0;
         }
+        self.baseline.as_secs_f64() / self.mean_latency.as_secs_f64()
     }
 
     /// The same window with `refused` refusals.

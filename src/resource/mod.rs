@@ -520,18 +520,25 @@ impl Resource {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
-        if let Some(governor) = &self.governor {
-            let (min, max) = governor.bounds();
-            if !(min..=max).contains(&capacity) {
-                return Err(BuildError::new(
-                    "capacity",
-                    format!(
-                        "an adaptive limit must lie in [min_limit, max_limit] = [{min}, {max}], not {capacity}"
-                    ),
-                ));
-            }
-        }
+        self.check_adaptive_bounds(capacity)?;
         self.expiry.disarm(&self.counter, capacity)
+    }
+
+    /// On an adaptive resource, whether `capacity` lies within its bounds.
+    fn check_adaptive_bounds(&self, capacity: usize) -> Result<(), BuildError> {
+        let Some(governor) = &self.governor else {
+            return Ok(());
+        };
+        let (min, max) = governor.bounds();
+        if (min..=max).contains(&capacity) {
+            return Ok(());
+        }
+        Err(BuildError::new(
+            "capacity",
+            format!(
+                "an adaptive limit must lie in [min_limit, max_limit] = [{min}, {max}], not {capacity}"
+            ),
+        ))
     }
 
     /// Sets the capacity to `capacity` until `until`, and to `fallback`
@@ -554,7 +561,8 @@ impl Resource {
     /// # Errors
     ///
     /// A [`BuildError`] naming `capacity` if `capacity` or `fallback` is
-    /// above 2²⁴ − 1 = 16,777,215; nothing changes then.
+    /// above 2²⁴ − 1 = 16,777,215, or, on an adaptive resource, outside
+    /// its `[min_limit, max_limit]`; nothing changes then.
     ///
     /// # Examples
     ///
@@ -577,6 +585,8 @@ impl Resource {
         until: std::time::Instant,
         fallback: usize,
     ) -> Result<(), BuildError> {
+        self.check_adaptive_bounds(capacity)?;
+        self.check_adaptive_bounds(fallback)?;
         self.expiry.arm(&self.counter, capacity, until, fallback)
     }
 

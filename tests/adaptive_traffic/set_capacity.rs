@@ -68,6 +68,14 @@ fn a_capacity_outside_the_adaptive_bounds_is_refused() {
         assert_eq!(err.setting(), "capacity", "{bad}");
     }
     assert_eq!(resource.capacity(), 8);
+    let soon = std::time::Instant::now() + Duration::from_millis(20);
+    for (capacity, fallback) in [(0, 4), (4, 0), (1000, 4)] {
+        let err = resource
+            .set_capacity_until(capacity, soon, fallback)
+            .unwrap_err();
+        assert_eq!(err.setting(), "capacity", "{capacity}, {fallback}");
+    }
+    assert_eq!(resource.capacity(), 8);
     resource.set_capacity(2).unwrap();
     assert_eq!(resource.capacity(), 2);
 }

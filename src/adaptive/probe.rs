@@ -1,0 +1,118 @@
+//! [`Probe`]: the periodic re-probe of an adaptive limit's baseline, after
+//! TCP BBR's `ProbeRTT`.
+//!
+//! The baseline rises only from windows the limit does not bound, so that
+//! a queue of the limit's own making cannot pull it up (the drift of
+//! Netflix's Gradient2, #165). Under lasting overload every window is
+//! bound, and a baseline learnt from a thin or unlucky window, or from a
+//! downstream that has since got slower, would stay low for good and the
+//! limit with it. So every [`Adaptive::probe_every`](super::Adaptive::probe_every)
+//! windows of a steady limit, one window runs at half the limit: with half
+//! the requests in flight a queue of ours has drained, and the baseline
+//! moves half way to that window's mean, up or down. The limit then goes
+//! back to where it was.
+//! It costs one window in `probe_every` at half the limit (BBR spends about
+//! 2% of its time in `ProbeRTT`).
+
+/// Windows of a steady limit (no decrease) before a probe may run: a limit
+/// still coming down sheds a queue, and half of it may still queue. One:
+/// a limit that hovers (down one, up one) is steady enough.
+const STEADY_WINDOWS: u64 = 1;
+
+/// When the next probe runs, and the limit to go back to after one.
+#[derive(Debug)]
+pub(super) struct Probe {
+    /// Windows between probes; 0: never.
+    every: u64,
+    /// Windows since the last probe or re-learn.
+    since: u64,
+    /// Windows since the limit last came down.
+    steady: u64,
+    /// The limit before the probe under way, if one is.
+    restore: Option<usize>,
+}
+
+impl Probe {
+    pub(super) fn new(every: u64) -> Probe {
+        Probe {
+            every,
+            since: 0,
+            steady: 0,
+            restore: None,
+        }
+    }
+
+    /// The window that just closed ran a probe: the limit to go back to.
+    pub(super) fn finish(&mut self) -> Option<usize> {
+        let restore = self.restore.take();
+        if restore.is_some() {
+            self.since = 0;
+        }
+        restore
+    }
+
+    /// The limit the probe under way will give back, if one is.
+    #[cfg(all(test, not(sidejob_loom)))]
+    pub(super) fn restoring(&self) -> Option<usize> {
+        self.restore
+    }
+
+    /// The baseline was learnt whole another way (at the minimum limit).
+    pub(super) fn relearnt(&mut self) {
+        self.since = 0;
+    }
+
+    /// A window closed moving the limit from `limit` to `next`; `wanted`:
+    /// the application asked for the limit (was not idle). The limit for
+    /// the next window if it is to be a probe: half of `next`, at least
+    /// `min_limit`.
+    pub(super) fn start(
+        &mut self,
+        limit: usize,
+        next: usize,
+        min_limit: usize,
+        wanted: bool,
+    ) -> Option<usize> {
+        self.since += 1;
+        self.steady = if next < limit { 0 } else { self.steady + 1 };
+        let due = self.every > 0 && self.since >= self.every && self.steady >= STEADY_WINDOWS;
+        let half = (next / 2).max(min_limit);
+        if !due || !wanted || half >= next {
+            return None;
+        }
+        self.restore = Some(next);
+        Some(half)
+    }
+}
+
+#[cfg(all(test, not(sidejob_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_runs_after_enough_steady_windows_and_gives_the_limit_back() {
+        let mut probe = Probe::new(8);
+        for _ in 0..7 {
+            assert_eq!(probe.start(20, 20, 1, true), None);
+        }
+        assert_eq!(probe.start(20, 20, 1, true), Some(10));
+        assert_eq!(probe.finish(), Some(20));
+        assert_eq!(probe.finish(), None);
+        assert_eq!(probe.start(20, 20, 1, true), None); // the count starts again
+    }
+
+    #[test]
+    fn no_probe_while_the_limit_comes_down_is_idle_or_at_its_minimum() {
+        let mut probe = Probe::new(2);
+        for _ in 0..10 {
+            assert_eq!(probe.start(20, 19, 1, true), None); // coming down
+        }
+        assert_eq!(probe.start(19, 19, 1, true), Some(9)); // steady again
+        probe.finish();
+        for _ in 0..4 {
+            assert_eq!(probe.start(19, 19, 1, false), None); // idle
+        }
+        assert_eq!(probe.start(2, 2, 2, true), None); // half is the minimum
+        assert_eq!(Probe::new(0).start(20, 20, 1, true), None); // never
+    }
+}
