@@ -251,14 +251,15 @@ impl Adaptive {
         self
     }
 
-    /// Every `windows` windows of a steady limit, one window runs at half
-    /// the limit and the baseline moves half way to its mean latency; then
-    /// the limit goes back (after TCP BBR's `ProbeRTT`). The baseline rises
+    /// Every `windows` windows of a steady limit, two windows run at half
+    /// the limit (the first drains what was admitted before) and the
+    /// baseline moves half way to the second's mean latency; then the
+    /// limit goes back (after TCP BBR's `ProbeRTT`). The baseline rises
     /// only from windows the limit does not bound, so under lasting
     /// overload this is how it follows a downstream that got slower, and
     /// how it sheds the low bias noise leaves on it. 0: never. Default 64
     /// for [`gradient`](Adaptive::gradient) and [`vegas`](Adaptive::vegas)
-    /// (one window in 64 at half the limit: about 0.8% of the capacity),
+    /// (two windows in 64 at half the limit: about 1.6% of the capacity),
     /// 0 for [`aimd`](Adaptive::aimd), which reads no baseline, and for
     /// [`custom`](Adaptive::custom) rules.
     ///

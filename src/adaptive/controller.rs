@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use super::baseline::{Baseline, Observed};
-use super::probe::Probe;
+use super::probe::{Probe, Step};
 use super::{Adaptive, AdaptiveStats, Algorithm, Window};
 use crate::admission::SampleTotals;
 
@@ -86,16 +86,22 @@ impl Controller {
         self.stats.samples += totals.samples;
         let bound = refused > 0 || totals.peak >= limit as u64;
         let observed = Observed::of(&totals);
-        if let Some(restore) = self.probe.finish() {
-            // A probe's window, at half the limit: the baseline moves half
-            // way to its mean, and the limit goes back.
-            self.baseline.probed(observed);
-            self.stats.baseline = Duration::from_nanos(self.baseline.mean);
-            self.stats.latency = self.window(&totals, refused).mean_latency;
-            self.stats.probes += 1;
-            let next = restore.clamp(self.min_limit, self.max_limit);
-            self.stats.limit = next;
-            return (next != limit).then_some(next);
+        match self.probe.step() {
+            Step::None => {}
+            // A probe's first window at half the limit: what was admitted
+            // before it drained.
+            Step::Drained => return None,
+            Step::Measured(restore) => {
+                // Its second: the baseline moves half way to its mean, and
+                // the limit goes back.
+                self.baseline.probed(observed);
+                self.stats.baseline = Duration::from_nanos(self.baseline.mean);
+                self.stats.latency = self.window(&totals, refused).mean_latency;
+                self.stats.probes += 1;
+                let next = restore.clamp(self.min_limit, self.max_limit);
+                self.stats.limit = next;
+                return (next != limit).then_some(next);
+            }
         }
         let at_min = limit <= self.min_limit;
         if at_min {

@@ -7,12 +7,12 @@
 //! bound, and a baseline learnt from a thin or unlucky window, or from a
 //! downstream that has since got slower, would stay low for good and the
 //! limit with it. So every [`Adaptive::probe_every`](super::Adaptive::probe_every)
-//! windows of a steady limit, one window runs at half the limit: with half
-//! the requests in flight a queue of ours has drained, and the baseline
-//! moves half way to that window's mean, up or down. The limit then goes
-//! back to where it was.
-//! It costs one window in `probe_every` at half the limit (BBR spends about
-//! 2% of its time in `ProbeRTT`).
+//! windows of a steady limit, two windows run at half the limit: in the
+//! first, the requests admitted before it drain (a queue of ours drains
+//! with them, and their latencies are the queue's); in the second, the
+//! baseline moves half way to its mean, up or down. The limit then goes
+//! back to where it was. It costs two windows in `probe_every` at half the
+//! limit (BBR spends about 2% of its time in `ProbeRTT`).
 
 /// Windows of a steady limit (no decrease) before a probe may run: a limit
 /// still coming down sheds a queue, and half of it may still queue. One:
@@ -30,6 +30,20 @@ pub(super) struct Probe {
     steady: u64,
     /// The limit before the probe under way, if one is.
     restore: Option<usize>,
+    /// Whether the probe's first window, the drain, is still to close.
+    draining: bool,
+}
+
+/// Where a probe is, at a window's close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// No probe is under way.
+    None,
+    /// The window that closed drained the requests admitted before the
+    /// probe: the next one measures.
+    Drained,
+    /// The window that closed measured: the limit to go back to.
+    Measured(usize),
 }
 
 impl Probe {
@@ -39,16 +53,20 @@ impl Probe {
             since: 0,
             steady: 0,
             restore: None,
+            draining: false,
         }
     }
 
-    /// The window that just closed ran a probe: the limit to go back to.
-    pub(super) fn finish(&mut self) -> Option<usize> {
-        let restore = self.restore.take();
-        if restore.is_some() {
-            self.since = 0;
+    /// A window closed: where the probe under way, if any, is.
+    pub(super) fn step(&mut self) -> Step {
+        if self.restore.is_none() {
+            return Step::None;
         }
-        restore
+        if std::mem::take(&mut self.draining) {
+            return Step::Drained;
+        }
+        self.since = 0;
+        self.restore.take().map_or(Step::None, Step::Measured)
     }
 
     /// The limit the probe under way will give back, if one is.
@@ -81,6 +99,7 @@ impl Probe {
             return None;
         }
         self.restore = Some(next);
+        self.draining = true;
         Some(half)
     }
 }
@@ -96,8 +115,9 @@ mod tests {
             assert_eq!(probe.start(20, 20, 1, true), None);
         }
         assert_eq!(probe.start(20, 20, 1, true), Some(10));
-        assert_eq!(probe.finish(), Some(20));
-        assert_eq!(probe.finish(), None);
+        assert_eq!(probe.step(), Step::Drained);
+        assert_eq!(probe.step(), Step::Measured(20));
+        assert_eq!(probe.step(), Step::None);
         assert_eq!(probe.start(20, 20, 1, true), None); // the count starts again
     }
 
@@ -108,7 +128,8 @@ mod tests {
             assert_eq!(probe.start(20, 19, 1, true), None); // coming down
         }
         assert_eq!(probe.start(19, 19, 1, true), Some(9)); // steady again
-        probe.finish();
+        probe.step();
+        probe.step();
         for _ in 0..4 {
             assert_eq!(probe.start(19, 19, 1, false), None); // idle
         }
