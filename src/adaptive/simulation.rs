@@ -212,7 +212,6 @@ fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change_whatever_t
             for k in [16, 6, 24, 16] {
                 let mut downstream = Downstream::new(k, 4 * k.max(24), shape);
                 let limits = run(&mut controller, &mut limit, &mut downstream, 80);
-                let hi = k + k / 2;
                 // AIMD climbs one request a window; the others in a few,
                 // and come down a tenth (Gradient) or a quarter (Vegas) a
                 // window.
