@@ -19,9 +19,11 @@
 //! It rises toward a higher one by a 32nd of the gap, weighted the same,
 //! only from a window the limit did not bound and the rule did not lower:
 //! a queue the limit lets build, or one the rule is shedding, cannot pull
-//! it up. At the minimum limit, where nothing of ours can queue, it takes
-//! the window's mean whole: a downstream that got slower for good (the
-//! limit sinks to its minimum) is re-learnt there.
+//! it up. A downstream that got slower for good is re-learnt whole: once a
+//! run of decreases has halved what is in flight while the mean fell by
+//! less than a quarter (shedding a queue of ours would have brought it down with the
+//! limit), at the minimum limit, where nothing of ours can queue, and by a
+//! probe (`probe.rs`) whose mean is half as much again as the baseline.
 
 use crate::admission::SampleTotals;
 
@@ -42,14 +44,18 @@ const FALL_SHIFT: u32 = 1;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Baseline {
     pub(super) mean: u64,
+    /// The permits in flight (the peak) and the mean of the window that
+    /// began the run of decreases under way (no increase since), if one is.
+    run: Option<(u64, u64)>,
 }
 
 /// What of a window the baseline follows: the mean of its answered calls,
-/// and how many there were.
+/// how many there were, and the most permits held at a sampled release.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Observed {
     mean: u64,
     answered: u64,
+    peak: u64,
 }
 
 impl Observed {
@@ -62,31 +68,51 @@ impl Observed {
         Some(Observed {
             mean: mean.max(1),
             answered,
+            peak: totals.peak,
         })
     }
 }
 
 impl Baseline {
     /// Before the rule decides: the first window sets the baseline, a
-    /// window at the minimum limit sets it whole, and a lower mean pulls it
-    /// down.
-    pub(super) fn before(&mut self, observed: Option<Observed>, at_min: bool) {
-        let Some(observed) = observed else { return };
-        if self.mean == 0 || at_min {
+    /// window at the minimum limit sets it whole, and so does one that
+    /// shows shedding did not help (below); a lower mean pulls it down.
+    /// Whether it was learnt whole.
+    pub(super) fn before(&mut self, observed: Option<Observed>, at_min: bool) -> bool {
+        let Some(observed) = observed else {
+            return false;
+        };
+        // A run of decreases has halved what is in flight and the mean has
+        // not fallen by a quarter: shedding a queue of ours would have
+        // brought it down with them (by a half, or to the baseline), so the
+        // downstream got slower for good. Learn it now, not once the limit
+        // has sunk to its minimum. (A limit above what the application
+        // asks sheds nothing: what is in flight, not the limit, counts.)
+        let futile = self
+            .run
+            .is_some_and(|(peak, mean)| observed.peak * 2 <= peak && observed.mean * 4 >= mean * 3);
+        if self.mean == 0 || at_min || futile {
             self.mean = observed.mean;
-        } else if observed.mean < self.mean {
+            self.run = None;
+            return true;
+        }
+        if observed.mean < self.mean {
             self.mean -= observed.weigh(self.mean - observed.mean, FALL_SHIFT);
         }
+        false
     }
 
     /// A probe's window, at half the limit: the baseline moves half way to
-    /// its mean, up or down, weighted by its samples. Probe after probe it
+    /// its mean, up or down, weighted by its samples: probe after probe it
     /// finds the mean with no queue, with less of one window's noise than
-    /// taking each whole.
+    /// taking each whole. A mean half as much again as the baseline, or
+    /// less than two thirds of it, is no noise: it is taken whole.
     pub(super) fn probed(&mut self, observed: Option<Observed>) {
         let Some(observed) = observed else { return };
-        if self.mean == 0 {
+        let far = observed.mean * 2 > self.mean * 3 || observed.mean * 3 < self.mean * 2;
+        if self.mean == 0 || far {
             self.mean = observed.mean;
+            self.run = None;
         } else if observed.mean < self.mean {
             self.mean -= observed.weigh(self.mean - observed.mean, FALL_SHIFT);
         } else {
@@ -94,11 +120,24 @@ impl Baseline {
         }
     }
 
-    /// After the rule decided: a window the limit did not bound and the
-    /// rule did not lower pulls the baseline up.
-    pub(super) fn after(&mut self, observed: Option<Observed>, bound: bool, lowered: bool) {
+    /// After the rule moved the limit from `limit` to `next`: a window the
+    /// limit did not bound and the rule did not lower pulls the baseline
+    /// up; a decrease begins a run of them (or goes on with one), an
+    /// increase ends it.
+    pub(super) fn after(
+        &mut self,
+        observed: Option<Observed>,
+        bound: bool,
+        limit: usize,
+        next: usize,
+    ) {
         let Some(observed) = observed else { return };
-        if bound || lowered || self.mean == 0 || observed.mean <= self.mean {
+        if next > limit {
+            self.run = None;
+        } else if next < limit && self.run.is_none() {
+            self.run = Some((observed.peak, observed.mean));
+        }
+        if bound || next < limit || self.mean == 0 || observed.mean <= self.mean {
             return;
         }
         self.mean += observed.weigh(observed.mean - self.mean, RISE_SHIFT);
@@ -118,7 +157,15 @@ mod tests {
     use super::*;
 
     fn seen(mean: u64, answered: u64) -> Option<Observed> {
-        Some(Observed { mean, answered })
+        at(mean, answered, 8)
+    }
+
+    fn at(mean: u64, answered: u64, peak: u64) -> Option<Observed> {
+        Some(Observed {
+            mean,
+            answered,
+            peak,
+        })
     }
 
     #[test]
@@ -134,18 +181,24 @@ mod tests {
 
     #[test]
     fn only_an_unbound_window_the_rule_did_not_lower_pulls_it_up() {
-        let mut baseline = Baseline { mean: 800 };
-        baseline.after(seen(1600, 256), true, false);
-        baseline.after(seen(1600, 256), false, true);
+        let mut baseline = Baseline {
+            mean: 800,
+            run: None,
+        };
+        baseline.after(seen(1600, 256), true, 8, 8);
+        baseline.after(seen(1600, 256), false, 8, 7);
         assert_eq!(baseline.mean, 800);
-        baseline.after(seen(1600, 256), false, false);
+        baseline.after(seen(1600, 256), false, 7, 7);
         assert_eq!(baseline.mean, 825);
     }
 
     #[test]
     fn the_minimum_limit_relearns_it_whole_and_censored_windows_move_nothing() {
-        let mut baseline = Baseline { mean: 800 };
-        baseline.before(seen(8000, 3), true);
+        let mut baseline = Baseline {
+            mean: 800,
+            run: None,
+        };
+        assert!(baseline.before(seen(8000, 3), true));
         assert_eq!(baseline.mean, 8000);
         let censored = SampleTotals {
             samples: 5,
@@ -155,7 +208,49 @@ mod tests {
             ..SampleTotals::default()
         };
         assert!(Observed::of(&censored).is_none());
-        baseline.before(Observed::of(&censored), true);
+        assert!(!baseline.before(Observed::of(&censored), true));
         assert_eq!(baseline.mean, 8000);
+    }
+
+    #[test]
+    fn halving_what_is_in_flight_with_no_fall_of_the_mean_relearns_it_whole() {
+        let mut baseline = Baseline {
+            mean: 1000,
+            run: None,
+        };
+        // A tenfold step: the rule sheds from 20; the mean stays.
+        baseline.after(at(10_000, 256, 20), true, 20, 18);
+        for limit in [18, 15, 12] {
+            assert!(!baseline.before(at(10_000, 256, limit), false));
+            baseline.after(
+                at(10_000, 256, limit),
+                true,
+                limit as usize,
+                limit as usize - 2,
+            );
+        }
+        assert!(baseline.before(at(9_000, 256, 10), false));
+        assert_eq!(baseline.mean, 9_000);
+        // A queue shed: the mean falls with what is in flight.
+        baseline.after(at(40_000, 256, 40), true, 40, 36);
+        for limit in [36, 30, 24, 20] {
+            let mean = 1000 * limit;
+            assert!(!baseline.before(at(mean, 256, limit), false));
+            baseline.after(
+                at(mean, 256, limit),
+                true,
+                limit as usize,
+                limit as usize - 4,
+            );
+        }
+        // A limit above the demand: lowering it sheds nothing.
+        let mut baseline = Baseline {
+            mean: 1000,
+            run: None,
+        };
+        for limit in [48, 40, 32, 24, 20] {
+            assert!(!baseline.before(at(4_000, 256, 16), false));
+            baseline.after(at(4_000, 256, 16), false, limit, limit - 4);
+        }
     }
 }

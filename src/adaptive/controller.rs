@@ -92,8 +92,8 @@ impl Controller {
             // before it drained.
             Step::Drained => return None,
             Step::Measured(restore) => {
-                // Its second: the baseline moves half way to its mean, and
-                // the limit goes back.
+                // Its second: the baseline moves to its mean, and the limit
+                // goes back.
                 self.baseline.probed(observed);
                 self.stats.baseline = Duration::from_nanos(self.baseline.mean);
                 self.stats.latency = self.window(&totals, refused).mean_latency;
@@ -103,11 +103,9 @@ impl Controller {
                 return (next != limit).then_some(next);
             }
         }
-        let at_min = limit <= self.min_limit;
-        if at_min {
+        if self.baseline.before(observed, limit <= self.min_limit) {
             self.probe.relearnt();
         }
-        self.baseline.before(observed, at_min);
         let window = self.window(&totals, refused);
         self.stats.latency = window.mean_latency;
 
@@ -122,7 +120,7 @@ impl Controller {
             proposed
         };
         let next = proposed.clamp(self.min_limit, self.max_limit);
-        self.baseline.after(observed, bound, next < limit);
+        self.baseline.after(observed, bound, limit, next);
         self.stats.baseline = Duration::from_nanos(self.baseline.mean);
         self.stats.limit = next;
         match next.cmp(&limit) {

@@ -75,7 +75,8 @@ impl Probe {
         self.restore
     }
 
-    /// The baseline was learnt whole another way (at the minimum limit).
+    /// The baseline was learnt whole another way (at the minimum limit,
+    /// or after shedding did not help).
     pub(super) fn relearnt(&mut self) {
         self.since = 0;
     }

@@ -31,10 +31,12 @@ pub struct AdaptiveStats {
     /// the window's samples, fully from 256 on), and only from windows in
     /// which the
     /// limit did not bound the application and the rule did not lower it,
-    /// so a queue the limit itself lets build cannot push it up. At the
-    /// minimum limit it takes the window's mean whole, so a downstream that
-    /// got slower for good is re-learnt once the limit has sunk there.
-    /// Zero before the first window.
+    /// so a queue the limit itself lets build cannot push it up. A
+    /// downstream that got slower for good is re-learnt whole: when a run
+    /// of decreases halved what is in flight and the mean fell by less
+    /// than a quarter, at the minimum limit, and by a probe (see
+    /// [`Adaptive::probe_every`](super::Adaptive::probe_every)). Zero
+    /// before the first window.
     pub baseline: Duration,
     /// The last window's mean latency. Zero before the first window.
     pub latency: Duration,
