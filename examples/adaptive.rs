@@ -238,10 +238,14 @@ enum Limiter {
     Congestion(Arc<CongestionLimiter>),
 }
 
-/// The limit a limiter has now, if it tells.
+/// The limit a limiter has now, if it tells (and is not probing: an
+/// adaptive `Resource` halves it on purpose for two windows now and then).
 fn limit_of(limiter: &Limiter) -> Option<usize> {
     match limiter {
-        Limiter::Resource(resource) => Some(resource.capacity()),
+        Limiter::Resource(resource) => match resource.adaptive_stats() {
+            Some(stats) if stats.probing => None,
+            _ => Some(resource.capacity()),
+        },
         Limiter::Tower(_) => None,
         Limiter::Congestion(limiter) => Some(limiter.state().limit()),
     }
@@ -405,6 +409,8 @@ async fn run(
             }
         }
         if elapsed >= next_trace {
+            // A probe's two windows at half the limit are on purpose: not
+            // in the trace, nor in how long the limit took to settle.
             if let Some(limit) = limit_of(&limiter) {
                 trace.push((elapsed.as_secs_f64(), limit, k));
             }

@@ -88,3 +88,45 @@ fn a_drop_racing_a_close_is_counted_once() {
         assert_eq!(resource.usage(), 0);
     });
 }
+
+/// (aa) A user's `set_capacity` races a window's close (from a permit
+/// released as cancelled: a censored sample): the close resizes only over
+/// the capacity it read and never waits for the resize lock, so the user's
+/// capacity stands whichever runs first, and the cancelled permit's sample
+/// lands in exactly one window.
+#[test]
+fn a_users_resize_racing_a_close_stands() {
+    loom::model(|| {
+        // The close would lower 3 to 2; at the user's 1 it keeps 1.
+        let rule = |limit: usize, _: &Window| if limit == 3 { 2 } else { limit };
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(3)
+                .shards(1)
+                .adaptive(
+                    Adaptive::custom(rule)
+                        .min_limit(1)
+                        .max_limit(3)
+                        .min_samples(1),
+                )
+                .build()
+                .unwrap(),
+        );
+        let closing = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.try_acquire().unwrap().cancelled())
+        };
+        let resizing = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.set_capacity(1).unwrap())
+        };
+        closing.join().unwrap();
+        resizing.join().unwrap();
+        assert_eq!(resource.capacity(), 1);
+        assert_eq!(resource.usage(), 0);
+        // One more, alone: its close takes whatever a lost race left.
+        drop(resource.try_acquire().unwrap());
+        assert_eq!(resource.adaptive_stats().unwrap().samples, 2);
+        assert_eq!(resource.capacity(), 1);
+    });
+}

@@ -20,8 +20,8 @@
 //! only from a window the limit did not bound and the rule did not lower:
 //! a queue the limit lets build, or one the rule is shedding, cannot pull
 //! it up. A downstream that got slower for good is re-learnt whole: once a
-//! run of decreases has halved what is in flight while the mean fell by
-//! less than a quarter (shedding a queue of ours would have brought it down with the
+//! run of decreases has halved the limit while the application asked for
+//! more and the mean fell by less than a quarter (shedding a queue of ours would have brought it down with the
 //! limit), at the minimum limit, where nothing of ours can queue, and by a
 //! probe (`probe.rs`) whose mean is half as much again as the baseline.
 
@@ -44,18 +44,18 @@ const FALL_SHIFT: u32 = 1;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Baseline {
     pub(super) mean: u64,
-    /// The permits in flight (the peak) and the mean of the window that
-    /// began the run of decreases under way (no increase since), if one is.
-    run: Option<(u64, u64)>,
+    /// The limit and the mean of the window that began the run of
+    /// decreases under way (no increase since), if one is and the
+    /// application was refused in it (so the limit was what was in flight).
+    run: Option<(usize, u64)>,
 }
 
-/// What of a window the baseline follows: the mean of its answered calls,
-/// how many there were, and the most permits held at a sampled release.
+/// What of a window the baseline follows: the mean of its answered calls
+/// and how many there were.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Observed {
     mean: u64,
     answered: u64,
-    peak: u64,
 }
 
 impl Observed {
@@ -68,29 +68,37 @@ impl Observed {
         Some(Observed {
             mean: mean.max(1),
             answered,
-            peak: totals.peak,
         })
     }
 }
 
 impl Baseline {
-    /// Before the rule decides: the first window sets the baseline, a
-    /// window at the minimum limit sets it whole, and so does one that
-    /// shows shedding did not help (below); a lower mean pulls it down.
-    /// Whether it was learnt whole.
-    pub(super) fn before(&mut self, observed: Option<Observed>, at_min: bool) -> bool {
+    /// Before the rule decides on a window at `limit`, in which the
+    /// application was refused (`pressed`) or not: the first window sets
+    /// the baseline, a window at the minimum limit sets it whole, and so
+    /// does one that shows shedding did not help (below); a lower mean
+    /// pulls it down. Whether it was learnt whole.
+    pub(super) fn before(
+        &mut self,
+        observed: Option<Observed>,
+        limit: usize,
+        pressed: bool,
+        at_min: bool,
+    ) -> bool {
         let Some(observed) = observed else {
             return false;
         };
-        // A run of decreases has halved what is in flight and the mean has
-        // not fallen by a quarter: shedding a queue of ours would have
+        // A run of decreases has halved the limit while the application
+        // asked for more (so what was in flight halved too) and the mean
+        // has not fallen by a quarter: shedding a queue of ours would have
         // brought it down with them (by a half, or to the baseline), so the
         // downstream got slower for good. Learn it now, not once the limit
         // has sunk to its minimum. (A limit above what the application
-        // asks sheds nothing: what is in flight, not the limit, counts.)
-        let futile = self
-            .run
-            .is_some_and(|(peak, mean)| observed.peak * 2 <= peak && observed.mean * 4 >= mean * 3);
+        // asks sheds nothing, hence the refusals.)
+        let futile = pressed
+            && self
+                .run
+                .is_some_and(|(from, mean)| limit * 2 <= from && observed.mean * 4 >= mean * 3);
         if self.mean == 0 || at_min || futile {
             self.mean = observed.mean;
             self.run = None;
@@ -122,20 +130,22 @@ impl Baseline {
 
     /// After the rule moved the limit from `limit` to `next`: a window the
     /// limit did not bound and the rule did not lower pulls the baseline
-    /// up; a decrease begins a run of them (or goes on with one), an
-    /// increase ends it.
+    /// up; a decrease in a window the application was refused in
+    /// (`pressed`) begins a run of them (or goes on with one), an increase
+    /// ends it.
     pub(super) fn after(
         &mut self,
         observed: Option<Observed>,
         bound: bool,
+        pressed: bool,
         limit: usize,
         next: usize,
     ) {
         let Some(observed) = observed else { return };
         if next > limit {
             self.run = None;
-        } else if next < limit && self.run.is_none() {
-            self.run = Some((observed.peak, observed.mean));
+        } else if next < limit && pressed && self.run.is_none() {
+            self.run = Some((limit, observed.mean));
         }
         if bound || next < limit || self.mean == 0 || observed.mean <= self.mean {
             return;
@@ -157,25 +167,17 @@ mod tests {
     use super::*;
 
     fn seen(mean: u64, answered: u64) -> Option<Observed> {
-        at(mean, answered, 8)
-    }
-
-    fn at(mean: u64, answered: u64, peak: u64) -> Option<Observed> {
-        Some(Observed {
-            mean,
-            answered,
-            peak,
-        })
+        Some(Observed { mean, answered })
     }
 
     #[test]
     fn the_first_window_sets_it_and_lower_means_pull_it_by_their_weight() {
         let mut baseline = Baseline::default();
-        baseline.before(seen(1000, 10), false);
+        baseline.before(seen(1000, 10), 8, true, false);
         assert_eq!(baseline.mean, 1000);
-        baseline.before(seen(600, 256), false);
+        baseline.before(seen(600, 256), 8, true, false);
         assert_eq!(baseline.mean, 800); // half way
-        baseline.before(seen(400, 64), false);
+        baseline.before(seen(400, 64), 8, true, false);
         assert_eq!(baseline.mean, 750); // a quarter of half way
     }
 
@@ -185,10 +187,10 @@ mod tests {
             mean: 800,
             run: None,
         };
-        baseline.after(seen(1600, 256), true, 8, 8);
-        baseline.after(seen(1600, 256), false, 8, 7);
+        baseline.after(seen(1600, 256), true, true, 8, 8);
+        baseline.after(seen(1600, 256), false, false, 8, 7);
         assert_eq!(baseline.mean, 800);
-        baseline.after(seen(1600, 256), false, 7, 7);
+        baseline.after(seen(1600, 256), false, false, 7, 7);
         assert_eq!(baseline.mean, 825);
     }
 
@@ -198,7 +200,7 @@ mod tests {
             mean: 800,
             run: None,
         };
-        assert!(baseline.before(seen(8000, 3), true));
+        assert!(baseline.before(seen(8000, 3), 1, true, true));
         assert_eq!(baseline.mean, 8000);
         let censored = SampleTotals {
             samples: 5,
@@ -208,49 +210,40 @@ mod tests {
             ..SampleTotals::default()
         };
         assert!(Observed::of(&censored).is_none());
-        assert!(!baseline.before(Observed::of(&censored), true));
+        assert!(!baseline.before(Observed::of(&censored), 1, true, true));
         assert_eq!(baseline.mean, 8000);
     }
 
     #[test]
-    fn halving_what_is_in_flight_with_no_fall_of_the_mean_relearns_it_whole() {
+    fn halving_a_pressed_limit_with_no_fall_of_the_mean_relearns_it_whole() {
         let mut baseline = Baseline {
             mean: 1000,
             run: None,
         };
         // A tenfold step: the rule sheds from 20; the mean stays.
-        baseline.after(at(10_000, 256, 20), true, 20, 18);
+        baseline.after(seen(10_000, 256), true, true, 20, 18);
         for limit in [18, 15, 12] {
-            assert!(!baseline.before(at(10_000, 256, limit), false));
-            baseline.after(
-                at(10_000, 256, limit),
-                true,
-                limit as usize,
-                limit as usize - 2,
-            );
+            assert!(!baseline.before(seen(10_000, 256), limit, true, false));
+            baseline.after(seen(10_000, 256), true, true, limit, limit - 2);
         }
-        assert!(baseline.before(at(9_000, 256, 10), false));
+        assert!(baseline.before(seen(9_000, 256), 10, true, false));
         assert_eq!(baseline.mean, 9_000);
-        // A queue shed: the mean falls with what is in flight.
-        baseline.after(at(40_000, 256, 40), true, 40, 36);
+        // A queue shed: the mean falls with the limit.
+        baseline.after(seen(40_000, 256), true, true, 40, 36);
         for limit in [36, 30, 24, 20] {
-            let mean = 1000 * limit;
-            assert!(!baseline.before(at(mean, 256, limit), false));
-            baseline.after(
-                at(mean, 256, limit),
-                true,
-                limit as usize,
-                limit as usize - 4,
-            );
+            let mean = 1000 * limit as u64;
+            assert!(!baseline.before(seen(mean, 256), limit, true, false));
+            baseline.after(seen(mean, 256), true, true, limit, limit - 4);
         }
-        // A limit above the demand: lowering it sheds nothing.
+        // A limit above the demand (nothing refused): lowering it sheds
+        // nothing, and proves nothing.
         let mut baseline = Baseline {
             mean: 1000,
             run: None,
         };
         for limit in [48, 40, 32, 24, 20] {
-            assert!(!baseline.before(at(4_000, 256, 16), false));
-            baseline.after(at(4_000, 256, 16), false, limit, limit - 4);
+            assert!(!baseline.before(seen(4_000, 256), limit, false, false));
+            baseline.after(seen(4_000, 256), false, false, limit, limit - 4);
         }
     }
 }

@@ -56,6 +56,7 @@ impl Controller {
                 increases: 0,
                 decreases: 0,
                 probes: 0,
+                probing: false,
                 drops: 0,
                 algorithm: adaptive.name,
             },
@@ -103,7 +104,10 @@ impl Controller {
                 return (next != limit).then_some(next);
             }
         }
-        if self.baseline.before(observed, limit <= self.min_limit) {
+        if self
+            .baseline
+            .before(observed, limit, refused > 0, limit <= self.min_limit)
+        {
             self.probe.relearnt();
         }
         let window = self.window(&totals, refused);
@@ -120,7 +124,8 @@ impl Controller {
             proposed
         };
         let next = proposed.clamp(self.min_limit, self.max_limit);
-        self.baseline.after(observed, bound, limit, next);
+        self.baseline
+            .after(observed, bound, refused > 0, limit, next);
         self.stats.baseline = Duration::from_nanos(self.baseline.mean);
         self.stats.limit = next;
         match next.cmp(&limit) {
@@ -175,6 +180,9 @@ impl Controller {
 
     /// The figures so far.
     pub(crate) fn stats(&self) -> AdaptiveStats {
-        self.stats
+        AdaptiveStats {
+            probing: self.probe.under_way(),
+            ..self.stats
+        }
     }
 }

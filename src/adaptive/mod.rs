@@ -10,10 +10,19 @@
 //!
 //! The signals are the permits themselves: a permit's hold time is a
 //! latency sample; [`Permit::dropped`](crate::Permit::dropped) reports a
-//! drop (the guarded call failed from overload downstream: a timeout, a
-//! 503) and [`Permit::ignore`](crate::Permit::ignore) releases without a
-//! sample (a cancelled call). The tower layers over an adaptive resource
-//! report these for you.
+//! drop (the guarded call failed from overload downstream: a 503, a shed),
+//! [`Permit::cancelled`](crate::Permit::cancelled) a call that ended
+//! without its answer (a censored sample, or a drop past
+//! [`Adaptive::drop_after`] × the baseline), and
+//! [`Permit::ignore`](crate::Permit::ignore) releases without a sample.
+//! The tower layers over an adaptive resource report these for you.
+//!
+//! The baseline the rules compare each window with is a reference of the
+//! windows' *mean* latency, so jitter, a steady mix of fast and slow
+//! requests and a long tail are not a queue (see
+//! [`AdaptiveStats::baseline`]); it is re-learnt when shedding does not
+//! bring the latency down, and re-probed at half the limit every
+//! [`probe_every`](Adaptive::probe_every) windows.
 //!
 //! Samples gather on each shard's own cache line, the one its admission
 //! writes anyway, and the release that finds the window's time up merges

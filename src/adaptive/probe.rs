@@ -75,6 +75,11 @@ impl Probe {
         self.restore
     }
 
+    /// Whether a probe is under way.
+    pub(super) fn under_way(&self) -> bool {
+        self.restore.is_some()
+    }
+
     /// The baseline was learnt whole another way (at the minimum limit,
     /// or after shedding did not help).
     pub(super) fn relearnt(&mut self) {

@@ -33,8 +33,8 @@ pub struct AdaptiveStats {
     /// limit did not bound the application and the rule did not lower it,
     /// so a queue the limit itself lets build cannot push it up. A
     /// downstream that got slower for good is re-learnt whole: when a run
-    /// of decreases halved what is in flight and the mean fell by less
-    /// than a quarter, at the minimum limit, and by a probe (see
+    /// of decreases halved the limit under refusals and the mean fell by
+    /// less than a quarter, at the minimum limit, and by a probe (see
     /// [`Adaptive::probe_every`](super::Adaptive::probe_every)). Zero
     /// before the first window.
     pub baseline: Duration,
@@ -51,6 +51,9 @@ pub struct AdaptiveStats {
     /// Windows run at half the limit to re-learn the baseline (see
     /// [`Adaptive::probe_every`](super::Adaptive::probe_every)).
     pub probes: u64,
+    /// Whether a probe is under way: the limit is at half on purpose, and
+    /// goes back when the probe ends.
+    pub probing: bool,
     /// Drops reported, in closed windows.
     pub drops: u64,
     /// The rule: `aimd`, `gradient`, `vegas` or `custom`.
