@@ -49,6 +49,7 @@
 //! cargo run --release --example adaptive -- --scenario bimodal --only gradient
 //! cargo run --release --example adaptive -- --svg docs/img/adaptive.svg
 //! ADAPTIVE_TRACE=1 cargo run --release --example adaptive -- --only vegas  # each limit traced to stderr
+//! ADAPTIVE_TRACE=stats cargo run --release --example adaptive -- --only vegas  # each AdaptiveStats too
 //! ```
 
 use std::fmt::Write as _;
@@ -413,6 +414,13 @@ async fn run(
             // in the trace, nor in how long the limit took to settle.
             if let Some(limit) = limit_of(&limiter) {
                 trace.push((elapsed.as_secs_f64(), limit, k));
+            }
+            if std::env::var("ADAPTIVE_TRACE").is_ok_and(|trace| trace == "stats") {
+                if let Limiter::Resource(resource) = &limiter {
+                    if let Some(stats) = resource.adaptive_stats() {
+                        eprintln!("{:.2}s K {k}: {stats:?}", elapsed.as_secs_f64());
+                    }
+                }
             }
             next_trace += TRACE_EVERY;
         }

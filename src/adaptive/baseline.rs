@@ -21,7 +21,7 @@
 //! a queue the limit lets build, or one the rule is shedding, cannot pull
 //! it up. A downstream that got slower for good is re-learnt whole: once a
 //! run of decreases has halved the limit while the application asked for
-//! more and the mean fell by less than a quarter (shedding a queue of ours would have brought it down with the
+//! more and, two windows in a row, the mean had not fallen by a tenth (shedding a queue of ours would have brought it down with the
 //! limit), at the minimum limit, where nothing of ours can queue, and by a
 //! probe (`probe.rs`) whose mean is half as much again as the baseline.
 
@@ -48,6 +48,9 @@ pub(super) struct Baseline {
     /// decreases under way (no increase since), if one is and the
     /// application was refused in it (so the limit was what was in flight).
     run: Option<(usize, u64)>,
+    /// Whether the last window showed, once, that the run's shedding did
+    /// not help (two in a row re-learn the baseline).
+    unhelped: bool,
 }
 
 /// What of a window the baseline follows: the mean of its answered calls
@@ -89,19 +92,23 @@ impl Baseline {
             return false;
         };
         // A run of decreases has halved the limit while the application
-        // asked for more (so what was in flight halved too) and the mean
-        // has not fallen by a quarter: shedding a queue of ours would have
-        // brought it down with them (by a half, or to the baseline), so the
-        // downstream got slower for good. Learn it now, not once the limit
-        // has sunk to its minimum. (A limit above what the application
-        // asks sheds nothing, hence the refusals.)
-        let futile = pressed
+        // asked for more (so what was in flight halved too), and two
+        // windows in a row the mean has not fallen by a tenth: shedding a
+        // queue of ours would have brought it down with them (by a half,
+        // or to the baseline), so the downstream got slower for good.
+        // Learn it now, not once the limit has sunk to its minimum. (A
+        // limit above what the application asks sheds nothing, hence the
+        // refusals; one window's mean may be high by chance, hence two.)
+        let unhelped = pressed
             && self
                 .run
-                .is_some_and(|(from, mean)| limit * 2 <= from && observed.mean * 4 >= mean * 3);
+                .is_some_and(|(from, mean)| limit * 2 <= from && observed.mean * 10 >= mean * 9);
+        let futile = unhelped && self.unhelped;
+        self.unhelped = unhelped;
         if self.mean == 0 || at_min || futile {
             self.mean = observed.mean;
             self.run = None;
+            self.unhelped = false;
             return true;
         }
         if observed.mean < self.mean {
@@ -185,7 +192,7 @@ mod tests {
     fn only_an_unbound_window_the_rule_did_not_lower_pulls_it_up() {
         let mut baseline = Baseline {
             mean: 800,
-            run: None,
+            ..Baseline::default()
         };
         baseline.after(seen(1600, 256), true, true, 8, 8);
         baseline.after(seen(1600, 256), false, false, 8, 7);
@@ -198,7 +205,7 @@ mod tests {
     fn the_minimum_limit_relearns_it_whole_and_censored_windows_move_nothing() {
         let mut baseline = Baseline {
             mean: 800,
-            run: None,
+            ..Baseline::default()
         };
         assert!(baseline.before(seen(8000, 3), 1, true, true));
         assert_eq!(baseline.mean, 8000);
@@ -218,18 +225,21 @@ mod tests {
     fn halving_a_pressed_limit_with_no_fall_of_the_mean_relearns_it_whole() {
         let mut baseline = Baseline {
             mean: 1000,
-            run: None,
+            ..Baseline::default()
         };
         // A tenfold step: the rule sheds from 20; the mean stays.
         baseline.after(seen(10_000, 256), true, true, 20, 18);
-        for limit in [18, 15, 12] {
+        for limit in [18, 15, 12, 10] {
             assert!(!baseline.before(seen(10_000, 256), limit, true, false));
-            baseline.after(seen(10_000, 256), true, true, limit, limit - 2);
+            baseline.after(seen(10_000, 256), true, true, limit, limit - 1);
         }
-        assert!(baseline.before(seen(9_000, 256), 10, true, false));
-        assert_eq!(baseline.mean, 9_000);
-        // A queue shed: the mean falls with the limit.
+        // Twice at half the limit or less: learnt.
+        assert!(baseline.before(seen(9_500, 256), 9, true, false));
+        assert_eq!(baseline.mean, 9_500);
+        // A queue shed: the mean falls with the limit; one window high by
+        // chance is no proof.
         baseline.after(seen(40_000, 256), true, true, 40, 36);
+        assert!(!baseline.before(seen(40_000, 256), 20, true, false));
         for limit in [36, 30, 24, 20] {
             let mean = 1000 * limit as u64;
             assert!(!baseline.before(seen(mean, 256), limit, true, false));
@@ -239,7 +249,7 @@ mod tests {
         // nothing, and proves nothing.
         let mut baseline = Baseline {
             mean: 1000,
-            run: None,
+            ..Baseline::default()
         };
         for limit in [48, 40, 32, 24, 20] {
             assert!(!baseline.before(seen(4_000, 256), limit, false, false));

@@ -33,8 +33,8 @@ pub struct AdaptiveStats {
     /// limit did not bound the application and the rule did not lower it,
     /// so a queue the limit itself lets build cannot push it up. A
     /// downstream that got slower for good is re-learnt whole: when a run
-    /// of decreases halved the limit under refusals and the mean fell by
-    /// less than a quarter, at the minimum limit, and by a probe (see
+    /// of decreases halved the limit under refusals and, two windows in a
+    /// row, the mean had not fallen by a tenth, at the minimum limit, and by a probe (see
     /// [`Adaptive::probe_every`](super::Adaptive::probe_every)). Zero
     /// before the first window.
     pub baseline: Duration,
