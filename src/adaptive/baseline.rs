@@ -21,9 +21,11 @@
 //! a queue the limit lets build, or one the rule is shedding, cannot pull
 //! it up. A downstream that got slower for good is re-learnt whole: once a
 //! run of decreases has halved the limit while the application asked for
-//! more and, two windows in a row, the mean had not fallen by a tenth (shedding a queue of ours would have brought it down with the
-//! limit), at the minimum limit, where nothing of ours can queue, and by a
-//! probe (`probe.rs`) whose mean is half as much again as the baseline.
+//! more and, two windows in a row, the mean stayed well above what shedding
+//! a queue of ours would have left (the run's first mean scaled down with
+//! the limit, or the baseline), and at the minimum limit, where nothing of
+//! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
+//! half the limit (whole when far below).
 
 use crate::admission::SampleTotals;
 
@@ -44,21 +46,24 @@ const FALL_SHIFT: u32 = 1;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Baseline {
     pub(super) mean: u64,
-    /// The limit and the mean of the window that began the run of
-    /// decreases under way (no increase since), if one is and the
-    /// application was refused in it (so the limit was what was in flight).
+    /// The limit and the mean (of all samples: calls that time out are
+    /// the queue's too) of the window that began the run of decreases
+    /// under way (no increase since), if one is and the application was
+    /// refused in it (so the limit was what was in flight).
     run: Option<(usize, u64)>,
-    /// Whether the last window showed, once, that the run's shedding did
-    /// not help (two in a row re-learn the baseline).
-    unhelped: bool,
+    /// The mean of the last window, if it showed that the run's shedding
+    /// did not help (two in a row re-learn the baseline, the lesser mean).
+    unhelped: Option<u64>,
 }
 
 /// What of a window the baseline follows: the mean of its answered calls
-/// and how many there were.
+/// and how many there were, and the mean of all its samples, censored
+/// ones included (what the rule sees).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Observed {
     mean: u64,
     answered: u64,
+    all: u64,
 }
 
 impl Observed {
@@ -71,6 +76,7 @@ impl Observed {
         Some(Observed {
             mean: mean.max(1),
             answered,
+            all: (totals.sum_nanos / totals.samples).max(1),
         })
     }
 }
@@ -93,22 +99,30 @@ impl Baseline {
         };
         // A run of decreases has halved the limit while the application
         // asked for more (so what was in flight halved too), and two
-        // windows in a row the mean has not fallen by a tenth: shedding a
-        // queue of ours would have brought it down with them (by a half,
-        // or to the baseline), so the downstream got slower for good.
-        // Learn it now, not once the limit has sunk to its minimum. (A
-        // limit above what the application asks sheds nothing, hence the
-        // refusals; one window's mean may be high by chance, hence two.)
+        // windows in a row the mean is still well above what shedding a
+        // queue of ours would have left: the run's first mean scaled down
+        // with the limit, or the baseline, whichever is more. So the
+        // downstream got slower for good: learn it now, not once the limit
+        // has sunk to its minimum. (A limit above what the application
+        // asks sheds nothing, hence the refusals; one window's mean may be
+        // high by chance, hence two, and a third above the prediction.)
+        let baseline = self.mean;
         let unhelped = pressed
-            && self
-                .run
-                .is_some_and(|(from, mean)| limit * 2 <= from && observed.mean * 10 >= mean * 9);
-        let futile = unhelped && self.unhelped;
-        self.unhelped = unhelped;
+            && self.run.is_some_and(|(from, all)| {
+                let left = (u128::from(all) * limit as u128 / from.max(1) as u128) as u64;
+                limit * 2 <= from && observed.all * 10 >= left.max(baseline) * 13
+            });
+        let before = self.unhelped.take();
+        let futile = unhelped && before.is_some();
+        if unhelped {
+            self.unhelped = Some(observed.mean);
+        }
         if self.mean == 0 || at_min || futile {
-            self.mean = observed.mean;
+            // Of two windows that showed it, the lesser mean: a baseline
+            // too high would let a queue grow.
+            self.mean = before.map_or(observed.mean, |before| before.min(observed.mean));
             self.run = None;
-            self.unhelped = false;
+            self.unhelped = None;
             return true;
         }
         if observed.mean < self.mean {
@@ -120,12 +134,11 @@ impl Baseline {
     /// A probe's window, at half the limit: the baseline moves half way to
     /// its mean, up or down, weighted by its samples: probe after probe it
     /// finds the mean with no queue, with less of one window's noise than
-    /// taking each whole. A mean half as much again as the baseline, or
-    /// less than two thirds of it, is no noise: it is taken whole.
+    /// taking each whole. A mean below two thirds of the baseline is no
+    /// noise: it is taken whole (a baseline too high lets a queue grow).
     pub(super) fn probed(&mut self, observed: Option<Observed>) {
         let Some(observed) = observed else { return };
-        let far = observed.mean * 2 > self.mean * 3 || observed.mean * 3 < self.mean * 2;
-        if self.mean == 0 || far {
+        if self.mean == 0 || observed.mean * 3 < self.mean * 2 {
             self.mean = observed.mean;
             self.run = None;
         } else if observed.mean < self.mean {
@@ -152,7 +165,7 @@ impl Baseline {
         if next > limit {
             self.run = None;
         } else if next < limit && pressed && self.run.is_none() {
-            self.run = Some((limit, observed.mean));
+            self.run = Some((limit, observed.all));
         }
         if bound || next < limit || self.mean == 0 || observed.mean <= self.mean {
             return;
@@ -174,7 +187,11 @@ mod tests {
     use super::*;
 
     fn seen(mean: u64, answered: u64) -> Option<Observed> {
-        Some(Observed { mean, answered })
+        Some(Observed {
+            mean,
+            answered,
+            all: mean,
+        })
     }
 
     #[test]

@@ -5,8 +5,9 @@ use super::{Algorithm, Window};
 use crate::error::BuildError;
 
 /// Growth aims at this part of the tolerance: `1 + AIM × (tolerance − 1)`
-/// times the baseline.
-const AIM: f64 = 0.75;
+/// times the baseline. Half: the limit holds in the upper half of the
+/// tolerance, where a window's noise seldom reaches either edge.
+const AIM: f64 = 0.5;
 
 /// The limit follows the latency gradient, after Netflix
 /// concurrency-limits' `Gradient2Limit`, with its reported flaws fixed.
@@ -20,8 +21,8 @@ const AIM: f64 = 0.75;
 /// the ratio near `tolerance`; only a queue (the mean rising with what is
 /// in flight) brings it below 1.
 ///
-/// * While the mean is below three quarters of the tolerance
-///   (`1 + ¾ (tolerance − 1)` times the baseline) the limit grows by the
+/// * While the mean is below the middle of the tolerance
+///   (`1 + ½ (tolerance − 1)` times the baseline, the aim) the limit grows by the
 ///   room left below that aim, `limit × (aim / mean − 1)` to the nearest
 ///   request, at most `queue_size` a window, while the mean is at the
 ///   baseline or below (no queue at all); else by one a window at most,
@@ -42,7 +43,7 @@ const AIM: f64 = 0.75;
 ///
 /// It settles where the mean latency is between the aim and the
 /// tolerance: with a downstream that queues beyond `K` requests, between
-/// `1.375 K` and `1.5 K` by default, so noise on either side of it stays
+/// `1.25 K` and `1.5 K` by default, so noise on either side of it stays
 /// within `[K, 1.5 K]`.
 ///
 /// Defaults, Netflix's: tolerance 1.5, smoothing 0.2, queue size 4; backoff 0.9.
@@ -56,9 +57,9 @@ const AIM: f64 = 0.75;
 /// let ms = Duration::from_millis;
 /// let mut gradient = Gradient::default();
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &calm), 24); // room for 7.5 more: + queue size 4
+/// assert_eq!(gradient.update(20, &calm), 24); // room for 5 more: + queue size 4
 /// let nearer = Window::new(50, ms(12), 20).with_baseline(ms(10));
-/// assert_eq!(gradient.update(20, &nearer), 21); // a queue, room for 2.9: + 1
+/// assert_eq!(gradient.update(20, &nearer), 21); // at the aim: + 1, a probe
 /// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &near), 20); // past the aim, within tolerance: holds
 /// assert_eq!(gradient.update(1, &Window::new(50, ms(11), 1).with_baseline(ms(10))), 2); // a probe
@@ -183,8 +184,8 @@ impl Algorithm for Gradient {
         let gradient = window.gradient();
         let ratio = self.tolerance * gradient;
         if ratio >= 1.0 {
-            // Within tolerance. Grow by the room below the aim (three
-            // quarters of the tolerance), to the nearest request, the queue
+            // Within tolerance. Grow by the room below the aim (the middle
+            // of the tolerance), to the nearest request, the queue
             // size at most, only while the mean is at the baseline or
             // below; else by one a window at most, one at least within the
             // middle of the tolerance (a probe). Between the aim and the

@@ -34,7 +34,8 @@ pub struct AdaptiveStats {
     /// so a queue the limit itself lets build cannot push it up. A
     /// downstream that got slower for good is re-learnt whole: when a run
     /// of decreases halved the limit under refusals and, two windows in a
-    /// row, the mean had not fallen by a tenth, at the minimum limit, and by a probe (see
+    /// row, the mean stayed 30% above what shedding a queue would have
+    /// left, at the minimum limit, and by a probe (see
     /// [`Adaptive::probe_every`](super::Adaptive::probe_every)). Zero
     /// before the first window.
     pub baseline: Duration,
