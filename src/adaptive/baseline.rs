@@ -22,8 +22,8 @@
 //! it up. A downstream that got slower for good is re-learnt whole: once a
 //! run of decreases has halved the limit while the application asked for
 //! more and, two windows in a row, the mean stayed well above what shedding
-//! a queue of ours would have left (the run's first mean scaled down with
-//! the limit, or the baseline), and at the minimum limit, where nothing of
+//! a queue of ours would have left (the most latency a slot carried in
+//! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
 //! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
 //! half the limit (whole when far below).
 
@@ -46,15 +46,26 @@ const FALL_SHIFT: u32 = 1;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Baseline {
     pub(super) mean: u64,
-    /// The limit and the mean (of all samples: calls that time out are
-    /// the queue's too) of the window that began the run of decreases
-    /// under way (no increase since), if one is and the application was
-    /// refused in it (so the limit was what was in flight).
-    run: Option<(usize, u64)>,
+    /// The run of decreases under way (no increase since), begun in a
+    /// window the application was refused in (so the limit was what was
+    /// in flight), if one is.
+    run: Option<Run>,
     /// The mean of the last window, if it showed that the run's shedding
     /// did not help (two in a row re-learn the baseline, the lesser mean).
     unhelped: Option<u64>,
 }
+
+/// A run of decreases: the limit it began at, and the most latency a slot
+/// of the limit carried in its first quarter (the mean over all samples,
+/// timed out ones included, over the limit), in nanoseconds: what a queue
+/// of ours costs a slot, so what shedding it would leave at a lower limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Run {
+    from: usize,
+    per_slot: f64,
+}
+
+impl Eq for Run {}
 
 /// What of a window the baseline follows: the mean of its answered calls
 /// and how many there were, and the mean of all its samples, censored
@@ -100,17 +111,17 @@ impl Baseline {
         // A run of decreases has halved the limit while the application
         // asked for more (so what was in flight halved too), and two
         // windows in a row the mean is still well above what shedding a
-        // queue of ours would have left: the run's first mean scaled down
-        // with the limit, or the baseline, whichever is more. So the
+        // queue of ours would have left: the most a slot carried early in
+        // the run, times the limit, or the baseline, whichever is more. So the
         // downstream got slower for good: learn it now, not once the limit
         // has sunk to its minimum. (A limit above what the application
         // asks sheds nothing, hence the refusals; one window's mean may be
         // high by chance, hence two, and a third above the prediction.)
         let baseline = self.mean;
         let unhelped = pressed
-            && self.run.is_some_and(|(from, all)| {
-                let left = (u128::from(all) * limit as u128 / from.max(1) as u128) as u64;
-                limit * 2 <= from && observed.all * 10 >= left.max(baseline) * 13
+            && self.run.is_some_and(|run| {
+                let left = (run.per_slot * limit as f64) as u64;
+                limit * 2 <= run.from && observed.all * 10 >= left.max(baseline) * 13
             });
         let before = self.unhelped.take();
         let futile = unhelped && before.is_some();
@@ -162,10 +173,22 @@ impl Baseline {
         next: usize,
     ) {
         let Some(observed) = observed else { return };
+        let per_slot = observed.all as f64 / limit.max(1) as f64;
         if next > limit {
             self.run = None;
-        } else if next < limit && pressed && self.run.is_none() {
-            self.run = Some((limit, observed.all));
+        } else if let Some(run) = &mut self.run {
+            // Over the run's first quarter only: its first window may mix
+            // the times before and after a change; later, at a lower
+            // limit, a slot carries more if the downstream got slower,
+            // which is what the run is to tell.
+            if pressed && limit * 4 >= run.from * 3 {
+                run.per_slot = run.per_slot.max(per_slot);
+            }
+        } else if next < limit && pressed {
+            self.run = Some(Run {
+                from: limit,
+                per_slot,
+            });
         }
         if bound || next < limit || self.mean == 0 || observed.mean <= self.mean {
             return;
