@@ -114,19 +114,27 @@ fn a_users_resize_racing_a_close_stands() {
         );
         let closing = {
             let resource = Arc::clone(&resource);
-            thread::spawn(move || resource.try_acquire().unwrap().cancelled())
+            // A shrink under way may refuse it (the core's own protocol,
+            // modelled in resource.rs); then there is nothing to close.
+            thread::spawn(move || match resource.try_acquire() {
+                Ok(permit) => {
+                    permit.cancelled();
+                    1
+                }
+                Err(_) => 0,
+            })
         };
         let resizing = {
             let resource = Arc::clone(&resource);
             thread::spawn(move || resource.set_capacity(1).unwrap())
         };
-        closing.join().unwrap();
+        let cancelled = closing.join().unwrap();
         resizing.join().unwrap();
         assert_eq!(resource.capacity(), 1);
         assert_eq!(resource.usage(), 0);
         // One more, alone: its close takes whatever a lost race left.
         drop(resource.try_acquire().unwrap());
-        assert_eq!(resource.adaptive_stats().unwrap().samples, 2);
+        assert_eq!(resource.adaptive_stats().unwrap().samples, cancelled + 1);
         assert_eq!(resource.capacity(), 1);
     });
 }

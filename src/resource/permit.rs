@@ -260,13 +260,24 @@ impl OwnedPermit {
     /// assert_eq!(resource.usage(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn cancelled(mut self) {
+    #[inline]
+    pub fn cancelled(self) {
+        // Unsampled, it is released as a plain drop is.
+        if self.started() != 0 {
+            self.cancel_sampled();
+        }
+    }
+
+    /// [`cancelled`](Self::cancelled) for a sampled permit.
+    #[cold]
+    #[inline(never)]
+    fn cancel_sampled(mut self) {
         if let Some(anchor) = self.anchor.take() {
             match &anchor.governor {
-                Some(governor) if self.started() != 0 => {
+                Some(governor) => {
                     governor.finish_cancelled(&anchor.counter, self.shard(), self.started())
                 }
-                _ => anchor.counter.release(self.shard()),
+                None => anchor.counter.release(self.shard()),
             }
             keep(anchor);
         }

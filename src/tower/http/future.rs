@@ -112,7 +112,17 @@ impl<F> HttpResponseFuture<F> {
 #[inline]
 fn declared_length<B>(response: &Response<B>) -> Option<u64> {
     let value = response.headers().get(header::CONTENT_LENGTH)?;
-    value.to_str().ok()?.trim().parse().ok()
+    // Digits only, as RFC 9110 writes it, read in place: this runs for
+    // every response.
+    let digits = value.as_bytes();
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |length, &digit| {
+        digit
+            .is_ascii_digit()
+            .then(|| length * 10 + u64::from(digit - b'0'))
+    })
 }
 
 impl<F, B, E> Future for HttpResponseFuture<F>
