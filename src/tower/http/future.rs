@@ -10,7 +10,7 @@ use http::{header, response::Parts, HeaderValue, Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::body::PermitBody;
-use super::upgrade::{Asked, Claim};
+use super::upgrade::{Asked, Held};
 use crate::tower::in_flight::InFlight;
 
 /// Responses that tell of overload downstream: `503 Service Unavailable`,
@@ -65,10 +65,7 @@ pin_project! {
         Admitted {
             #[pin]
             future: F,
-            in_flight: InFlight,
-            // An upgrade request's permit, in the slot its handler may take
-            // it from (then `in_flight` holds none).
-            claim: Claim,
+            held: Held,
             asked: Asked,
             drop_on: fn(&Parts) -> bool,
         },
@@ -81,16 +78,14 @@ pin_project! {
 impl<F> HttpResponseFuture<F> {
     pub(super) fn admitted(
         future: F,
-        in_flight: InFlight,
-        claim: Claim,
+        held: Held,
         asked: Asked,
         drop_on: fn(&Parts) -> bool,
     ) -> Self {
         HttpResponseFuture {
             kind: Kind::Admitted {
                 future,
-                in_flight,
-                claim,
+                held,
                 asked,
                 drop_on,
             },
@@ -111,7 +106,12 @@ impl<F> HttpResponseFuture<F> {
 /// is no length.
 #[inline]
 fn declared_length<B>(response: &Response<B>) -> Option<u64> {
-    let value = response.headers().get(header::CONTENT_LENGTH)?;
+    let headers = response.headers();
+    if headers.is_empty() {
+        // Cheaper than the lookup, which hashes the name first.
+        return None;
+    }
+    let value = headers.get(header::CONTENT_LENGTH)?;
     // Digits only, as RFC 9110 writes it, read in place: this runs for
     // every response.
     let digits = value.as_bytes();
@@ -137,16 +137,13 @@ where
         match self.project().kind.project() {
             KindProjection::Admitted {
                 future,
-                in_flight,
-                claim,
+                held,
                 asked,
                 drop_on,
             } => {
                 let output = std::task::ready!(future.poll(cx));
-                if let Some(permit) = claim.reclaim() {
-                    // An upgrade request whose handler did not take it.
-                    *in_flight = InFlight::resume(Some(permit));
-                }
+                // From here on the permit is this call's to release.
+                let mut in_flight = held.take();
                 let response = match output {
                     Ok(response) => response,
                     Err(error) => {
@@ -162,7 +159,6 @@ where
                     if at_head {
                         in_flight.finish();
                     }
-                    let in_flight = in_flight.hand_on();
                     return Poll::Ready(Ok(
                         response.map(|body| PermitBody::new(body, in_flight, length))
                     ));
@@ -176,7 +172,7 @@ where
                     in_flight.finish();
                 }
                 // The body takes the permit over.
-                let body = PermitBody::new(body, in_flight.hand_on(), length);
+                let body = PermitBody::new(body, in_flight, length);
                 Poll::Ready(Ok(Response::from_parts(parts, body)))
             }
             KindProjection::Overloaded { retry_after } => {
@@ -197,9 +193,7 @@ where
 impl<F> fmt::Debug for HttpResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.kind {
-            Kind::Admitted {
-                in_flight, claim, ..
-            } if in_flight.holds() || claim.pending() => "admitted",
+            Kind::Admitted { held, .. } if held.holds() => "admitted",
             Kind::Admitted { .. } => "completed",
             Kind::Overloaded { .. } => "overloaded",
         };

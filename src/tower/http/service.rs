@@ -10,7 +10,7 @@ use tower_service::Service;
 
 use super::body::PermitBody;
 use super::future::HttpResponseFuture;
-use super::upgrade::{Asked, Claim};
+use super::upgrade::{Asked, Held};
 use crate::tower::in_flight::InFlight;
 use crate::tower::prioritize::{Prioritize, Unprioritized};
 use crate::tower::readiness::{Decision, Readiness};
@@ -109,7 +109,7 @@ where
     }
 
     #[inline]
-    fn call(&mut self, mut request: Request<ReqB>) -> Self::Future {
+    fn call(&mut self, request: Request<ReqB>) -> Self::Future {
         let prioritize = &self.prioritize;
         let decision = self
             .readiness
@@ -117,25 +117,39 @@ where
         match decision {
             Decision::Admitted(permit) => {
                 let (asked, upgrade) = Asked::of(&request);
-                let mut in_flight = InFlight::start(permit);
-                // An upgrade request's permit waits in a slot its handler
-                // can take it from; the claim is made before the inner call,
-                // so a panic there releases it too.
-                let claim = if upgrade {
-                    Claim::offer(&mut request, in_flight.take_permit())
-                } else {
-                    Claim::none()
-                };
+                let in_flight = InFlight::start(permit);
+                if upgrade {
+                    return self.call_upgrade(request, in_flight, asked);
+                }
                 HttpResponseFuture::admitted(
                     self.inner.call(request),
-                    in_flight,
-                    claim,
+                    Held::Here(in_flight),
                     asked,
                     self.drop_on,
                 )
             }
             Decision::Overloaded => HttpResponseFuture::overloaded(self.retry_after.clone()),
         }
+    }
+}
+
+impl<S, P> HttpShed<S, P> {
+    /// `call` for a request that asks for an upgrade: its permit waits in a
+    /// slot its handler can take it from. The slot is offered before the
+    /// inner call, so a panic there releases the permit too.
+    #[cold]
+    #[inline(never)]
+    fn call_upgrade<ReqB, ResB>(
+        &mut self,
+        mut request: Request<ReqB>,
+        in_flight: InFlight,
+        asked: Asked,
+    ) -> HttpResponseFuture<S::Future>
+    where
+        S: Service<Request<ReqB>, Response = Response<ResB>>,
+    {
+        let held = Held::offer(&mut request, in_flight);
+        HttpResponseFuture::admitted(self.inner.call(request), held, asked, self.drop_on)
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use http::{header, Method, Request};
 
+use crate::tower::in_flight::InFlight;
 use crate::OwnedPermit;
 
 /// The permit of an admitted request that asks for an upgrade (a WebSocket
@@ -191,7 +192,10 @@ impl Asked {
             head: method == Method::HEAD,
             connect: method == Method::CONNECT,
         };
-        let upgrade = asked.connect || request.headers().contains_key(header::UPGRADE);
+        let headers = request.headers();
+        // `is_empty` first: cheaper than the lookup, which hashes the name.
+        let upgrade =
+            asked.connect || (!headers.is_empty() && headers.contains_key(header::UPGRADE));
         (asked, upgrade)
     }
 
@@ -208,38 +212,60 @@ impl Asked {
     }
 }
 
+/// Where an admitted request's permit waits for its response: with the
+/// response future, or, for a request that asks for an upgrade, in a slot
+/// its handler may take it from.
+pub(super) enum Held {
+    /// With the future; its sample runs.
+    Here(InFlight),
+    /// In the request's [`UpgradePermit`]: the future takes it back at the
+    /// response, unless the handler took it, and releases it if dropped
+    /// before.
+    Offered(Claim),
+}
+
+impl Held {
+    /// Puts `in_flight`'s permit in a slot, inserted into `request`'s
+    /// extensions for its handler to take.
+    #[cold]
+    pub(super) fn offer<B>(request: &mut Request<B>, mut in_flight: InFlight) -> Self {
+        let Some(permit) = in_flight.take_permit() else {
+            return Held::Here(in_flight);
+        };
+        let handle = UpgradePermit::new(permit);
+        request.extensions_mut().insert(handle.clone());
+        Held::Offered(Claim(Some(handle)))
+    }
+
+    /// The permit, at the response: the one held here, or the one offered
+    /// if nobody took it. Nothing is held after.
+    #[inline]
+    pub(super) fn take(&mut self) -> InFlight {
+        match self {
+            Held::Here(in_flight) => in_flight.hand_on(),
+            Held::Offered(claim) => InFlight::resume(claim.reclaim()),
+        }
+    }
+
+    /// Whether the request still holds its permit, or may (an upgrade
+    /// request's response is still to come).
+    pub(super) fn holds(&self) -> bool {
+        match self {
+            Held::Here(in_flight) => in_flight.holds(),
+            Held::Offered(claim) => claim.0.is_some(),
+        }
+    }
+}
+
 /// The response future's side of an upgrade request's permit: it takes the
 /// permit back at the response (unless the handler took it), and releases
 /// it with no sample if the future is dropped before.
 pub(super) struct Claim(Option<UpgradePermit>);
 
 impl Claim {
-    /// No upgrade asked: nothing to claim.
-    #[inline]
-    pub(super) fn none() -> Self {
-        Claim(None)
-    }
-
-    /// Puts `permit` in a slot, inserted into `request`'s extensions for its
-    /// handler to take.
-    pub(super) fn offer<B>(request: &mut Request<B>, permit: Option<OwnedPermit>) -> Self {
-        let Some(permit) = permit else {
-            return Claim::none();
-        };
-        let handle = UpgradePermit::new(permit);
-        request.extensions_mut().insert(handle.clone());
-        Claim(Some(handle))
-    }
-
-    /// Whether an upgrade request's response is still to come.
-    pub(super) fn pending(&self) -> bool {
-        self.0.is_some()
-    }
-
-    /// The permit back if nobody took it (`None` too for no upgrade asked);
-    /// the handle can no longer take it after.
-    #[inline]
-    pub(super) fn reclaim(&mut self) -> Option<OwnedPermit> {
+    /// The permit back if nobody took it; the handle can no longer take it
+    /// after.
+    fn reclaim(&mut self) -> Option<OwnedPermit> {
         self.0.take().and_then(|handle| handle.lock().take())
     }
 }
@@ -249,6 +275,15 @@ impl Drop for Claim {
     fn drop(&mut self) {
         if let Some(permit) = self.reclaim() {
             permit.ignore();
+        }
+    }
+}
+
+impl fmt::Debug for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Held::Here(in_flight) => f.debug_tuple("Here").field(in_flight).finish(),
+            Held::Offered(claim) => f.debug_tuple("Offered").field(claim).finish(),
         }
     }
 }
