@@ -77,16 +77,29 @@ pin_project! {
     }
 }
 
-/// What is left of a response's declared length.
+/// What is left of a response's declared length, in one word: the bytes
+/// of data still expected, or one of two marks above any length a body can
+/// declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Remaining {
+struct Remaining(u64);
+
+impl Remaining {
     /// No `Content-Length`: the inner body's exact size hint is read at the
     /// first frame.
-    Unread,
-    /// These bytes of data, then the body is over.
-    Bytes(u64),
+    const UNREAD: Remaining = Remaining(u64::MAX);
     /// No length is declared: only the body tells its end.
-    Unknown,
+    const UNKNOWN: Remaining = Remaining(u64::MAX - 1);
+
+    /// `length` bytes of data, then the body is over (a length at the marks,
+    /// beyond any real body, reads as unknown).
+    fn bytes(length: u64) -> Remaining {
+        Remaining(length.min(Remaining::UNKNOWN.0))
+    }
+
+    /// The bytes still expected, if a length was declared.
+    fn expected(self) -> Option<u64> {
+        (self.0 < Remaining::UNKNOWN.0).then_some(self.0)
+    }
 }
 
 impl<B> PermitBody<B> {
@@ -96,7 +109,7 @@ impl<B> PermitBody<B> {
         PermitBody {
             inner,
             in_flight,
-            remaining: length.map_or(Remaining::Unread, Remaining::Bytes),
+            remaining: length.map_or(Remaining::UNREAD, Remaining::bytes),
             seen_ended: AtomicBool::new(false),
         }
     }
@@ -156,10 +169,10 @@ impl<B: Body> Body for PermitBody<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let mut this = self.project();
-        if *this.remaining == Remaining::Unread {
+        if *this.remaining == Remaining::UNREAD {
             // Before the first frame, the whole body's.
             *this.remaining =
-                (this.inner.size_hint().exact()).map_or(Remaining::Unknown, Remaining::Bytes);
+                (this.inner.size_hint().exact()).map_or(Remaining::UNKNOWN, Remaining::bytes);
         }
         let polled = this.inner.as_mut().poll_frame(cx);
         if !this.in_flight.holds() {
@@ -170,10 +183,11 @@ impl<B: Body> Body for PermitBody<B> {
             Poll::Ready(None) => this.in_flight.finish(),
             Poll::Ready(Some(frame)) => {
                 if let Ok(Some(data)) = frame.as_ref().map(Frame::data_ref) {
-                    if let Remaining::Bytes(remaining) = this.remaining {
+                    if let Some(expected) = this.remaining.expected() {
                         // Its last byte is out: a server reads no further.
-                        *remaining = remaining.saturating_sub(data.remaining() as u64);
-                        if *remaining == 0 {
+                        let left = expected.saturating_sub(data.remaining() as u64);
+                        *this.remaining = Remaining(left);
+                        if left == 0 {
                             this.in_flight.finish();
                             return polled;
                         }
