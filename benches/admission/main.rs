@@ -56,6 +56,12 @@
 //!   `Semaphore` (see `matrix.rs`).
 //! * `SIDEJOB_BENCH_MODE=resize`: admissions while `set_capacity` runs every
 //!   10 ms (see `resize.rs`).
+//! * `SIDEJOB_BENCH_MODE=shards`: what a refusal costs at 2 to 256 shards,
+//!   8 slots held on 8 shards and 2 threads contending for the ninth,
+//!   beside one counter (see `shards.rs`).
+//! * `SIDEJOB_BENCH_MODE=tight`: the roomy fast path timed over loops of
+//!   millions of operations, beside the per-thread floor: what criterion's
+//!   per-iteration cost hides (see `tight.rs`).
 //!
 //! # Running
 //!
@@ -65,6 +71,8 @@
 //! cargo bench --bench admission -- 'admission/overload/2-threads'
 //! SIDEJOB_BENCH_MODE=matrix cargo bench --bench admission
 //! SIDEJOB_BENCH_MODE=resize SIDEJOB_BENCH_SECONDS=1 cargo bench --bench admission
+//! SIDEJOB_BENCH_MODE=shards cargo bench --bench admission
+//! SIDEJOB_BENCH_MODE=tight cargo bench --bench admission
 //! ```
 //!
 //! The thread counts default to 1 and the number of CPUs. Criterion settings
@@ -75,6 +83,8 @@
 mod common;
 mod matrix;
 mod resize;
+mod shards;
+mod tight;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -387,13 +397,17 @@ criterion_group! {
     targets = admission
 }
 
-/// `SIDEJOB_BENCH_MODE=matrix` or `resize` runs that mode and prints its
+/// `SIDEJOB_BENCH_MODE=matrix`, `resize`, `shards` or `tight` runs that mode and prints its
 /// table; otherwise criterion runs the benches above.
 fn main() {
     match std::env::var("SIDEJOB_BENCH_MODE").as_deref() {
         Ok("matrix") => matrix::run(),
         Ok("resize") => resize::run(),
-        Ok(other) => panic!("SIDEJOB_BENCH_MODE: `{other}` is not `matrix` or `resize`"),
+        Ok("shards") => shards::run(),
+        Ok("tight") => tight::run(),
+        Ok(other) => {
+            panic!("SIDEJOB_BENCH_MODE: `{other}` is not `matrix`, `resize`, `shards` or `tight`")
+        }
         Err(_) => {
             benches();
             criterion::Criterion::default()

@@ -97,10 +97,12 @@ pub struct Cell {
     pub goodput: f64,
     /// Median refusal, in ns (`None` if nothing was refused).
     pub refusal_p50: Option<f64>,
+    /// Attempts per second, admitted or refused, in millions.
+    pub attempts: f64,
 }
 
 /// What reading the clock twice costs, in ns: taken off each timed refusal.
-fn clock_cost() -> f64 {
+pub fn clock_cost() -> f64 {
     let mut samples: Vec<u64> = (0..10_000)
         .map(|_| {
             let start = Instant::now();
@@ -116,7 +118,7 @@ fn clock_cost() -> f64 {
 pub fn measure<G: Gate>(gate: &G, threads: usize, duration: Duration, clock: f64) -> Cell {
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
-    let results: Vec<(u64, Histogram<u64>)> = std::thread::scope(|scope| {
+    let results: Vec<(u64, u64, Histogram<u64>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 let (stop, barrier) = (&stop, &barrier);
@@ -124,8 +126,10 @@ pub fn measure<G: Gate>(gate: &G, threads: usize, duration: Duration, clock: f64
                     let mut refusals = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3)
                         .expect("histogram bounds");
                     let mut admitted = 0u64;
+                    let mut attempts = 0u64;
                     barrier.wait();
                     while !stop.load(Ordering::Relaxed) {
+                        attempts += SAMPLE_EVERY;
                         for _ in 0..SAMPLE_EVERY - 1 {
                             admitted += u64::from(gate.attempt());
                         }
@@ -138,7 +142,7 @@ pub fn measure<G: Gate>(gate: &G, threads: usize, duration: Duration, clock: f64
                             let _ = refusals.record(took.max(1));
                         }
                     }
-                    (admitted, refusals)
+                    (admitted, attempts, refusals)
                 })
             })
             .collect();
@@ -152,14 +156,16 @@ pub fn measure<G: Gate>(gate: &G, threads: usize, duration: Duration, clock: f64
     });
     let seconds = duration.as_secs_f64();
     let admitted: u64 = results.iter().map(|r| r.0).sum();
+    let attempts: u64 = results.iter().map(|r| r.1).sum();
     let mut refusals = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3).expect("bounds");
-    for (_, histogram) in &results {
+    for (_, _, histogram) in &results {
         refusals.add(histogram).expect("same bounds");
     }
     Cell {
         goodput: admitted as f64 / seconds / 1e6,
         refusal_p50: (!refusals.is_empty())
             .then(|| (refusals.value_at_quantile(0.5) as f64 - clock).max(0.0)),
+        attempts: attempts as f64 / seconds / 1e6,
     }
 }
 

@@ -16,10 +16,13 @@
 //!    one taken off another shard's limit. Capacity follows the admissions.
 //! 5. Every shard and the reserve were full: read them all again. Unchanged,
 //!    they were full at one moment between the two reads, and the refusal is
-//!    genuine. If few shards held capacity ([`SCARCE_WHEN_ACTIVE`]), it then
-//!    sweeps, so capacity is scarce and the next refusals read one word.
-//!    Changed, run another round, at most [`ROUNDS`] in all, so a caller
-//!    never spins.
+//!    genuine. It then sweeps, so capacity is scarce and the next refusals
+//!    read the reserve alone: one line, whatever the shard count. Changed,
+//!    run another round, at most [`ROUNDS`] in all, so a caller never spins.
+//!
+//! So a refusal reads every shard only on the way into scarcity, once per
+//! spell of overload; the refusals of the spell read one word. Capacity
+//! turns plentiful again when a lease finds half of it free.
 //!
 //! # Orderings
 //!
@@ -36,7 +39,6 @@ use crate::sync::yield_now;
 use super::counter::ShardedCounter;
 use super::priority::Priority;
 use super::reserve::{Mode, View};
-use super::shard::limit_of;
 
 /// How many rounds a refusal may take when shards change under it.
 const ROUNDS: usize = 4;
@@ -49,21 +51,12 @@ const SWEEP_WAIT: usize = if cfg!(sidejob_loom) { 2 } else { 1000 };
 /// ones allocate, on the refusal path only.
 const INLINE_PROBE: usize = 32;
 
-/// A genuine refusal makes capacity scarce (refusals read the reserve
-/// alone) only if at most this many shards held any of the capacity. With
-/// few shards in use, a central word admits as fast as they do and a
-/// refusal reads one word instead of every shard twice; with more, the
-/// shards keep admissions on their own lines, which is worth more than a
-/// cheap refusal (a shared word is what collapses under many threads).
-const SCARCE_WHEN_ACTIVE: usize = 2;
-
 /// What moving a slot home found.
 enum Move {
     /// A slot is home and admitted there, with the grant's number.
     Admitted(u64),
-    /// Everything was full, twice the same: a genuine refusal, with how many
-    /// shards held any of the capacity.
-    Full { active: usize },
+    /// Everything was full, twice the same: a genuine refusal.
+    Full,
     /// Something changed between the two reads.
     Changed,
 }
@@ -108,11 +101,10 @@ impl ShardedCounter {
             }
             match self.move_home(start, seen) {
                 Move::Admitted(grant) => return Ok((start, grant)),
-                Move::Full { active } => {
+                Move::Full => {
                     let refusal = self.refused(start, priority);
-                    if active <= SCARCE_WHEN_ACTIVE {
-                        self.sweep();
-                    }
+                    // Scarce from here: the next refusals read one word.
+                    self.sweep();
                     return Err(refusal);
                 }
                 Move::Changed => continue,
@@ -187,9 +179,7 @@ impl ShardedCounter {
             same
         });
         if unchanged {
-            Move::Full {
-                active: seen.iter().filter(|&&word| limit_of(word) > 0).count(),
-            }
+            Move::Full
         } else {
             Move::Changed
         }

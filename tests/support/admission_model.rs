@@ -79,8 +79,7 @@ impl Slots {
     /// reserve (a share of it over the shard count while plentiful, one
     /// while scarce; scarcity ends when half the capacity is free); else,
     /// unless scarce, a free slot of the first shard with one in probe
-    /// order, moved home; else a refusal, after which capacity is scarce if
-    /// at most two shards held any of it.
+    /// order, moved home; else a refusal, after which capacity is scarce.
     pub fn acquire(&mut self, start: usize) -> Result<usize, Overload> {
         let n = self.shards();
         let start = start % n;
@@ -107,8 +106,8 @@ impl Slots {
             }
         }
         self.rejected[start] += 1;
-        // Scarce from here on only if few shards held any capacity.
-        if self.mode == Mode::Spread && self.limit.iter().filter(|&&l| l > 0).count() <= 2 {
+        // Scarce from here on: the next refusals read the reserve alone.
+        if self.mode == Mode::Spread {
             self.sweep();
         }
         Err(Overload)
