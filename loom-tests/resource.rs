@@ -396,6 +396,46 @@ fn a_release_racing_the_sweep_is_never_lost() {
     });
 }
 
+/// (ab) As (s), over three busy shards: every refusal sweeps, whatever the
+/// shard count. Capacity 3, one slot held on each shard; the releaser drops
+/// the middle shard's and raises a flag. The other thread acquires from
+/// shard 2; a refusal there sweeps all three shards. If it then sees the
+/// flag, its next acquire must be admitted, and at the end the leases and
+/// the reserve still sum to the capacity.
+#[test]
+fn a_release_racing_a_sweep_of_many_shards_is_never_lost() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(3).shards(3).build().unwrap());
+        let first = resource.try_acquire_owned_from(0).unwrap();
+        let middle = resource.try_acquire_owned_from(1).unwrap();
+        let last = resource.try_acquire_owned_from(2).unwrap();
+        let released = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let releaser = {
+            let released = Arc::clone(&released);
+            thread::spawn(move || {
+                drop(middle);
+                released.store(true, Ordering::SeqCst);
+            })
+        };
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            let released = Arc::clone(&released);
+            thread::spawn(move || {
+                let attempt = resource.try_acquire_from(2);
+                if attempt.is_err() && released.load(Ordering::SeqCst) {
+                    let again = resource.try_acquire_from(2);
+                    drop(again.expect("false overload after the sweep"));
+                }
+            })
+        };
+        releaser.join().unwrap();
+        acquirer.join().unwrap();
+        drop((first, last));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 3);
+    });
+}
+
 /// (r) A shrink into debt racing a release and an acquire: two slots held,
 /// capacity shrunk to 1. Holders never exceed the old capacity, and an
 /// acquire that starts once the shrink has returned and usage reads 1 is
