@@ -436,6 +436,39 @@ fn a_release_racing_a_sweep_of_many_shards_is_never_lost() {
     });
 }
 
+/// (ac) A permit leased under scarcity goes straight back to the reserve
+/// when released, reading no mode: here while a shrink into debt closes the
+/// shards. Capacity 2 on two shards, both held, a refusal makes capacity
+/// scarce; shard 1's slot is released to the reserve and leased again from
+/// shard 1 (a marked ticket). One thread drops that permit while another
+/// shrinks the capacity to 1. The slot is paid to the reserve exactly once:
+/// at the end the leases and the reserve sum to 1, and exactly one permit
+/// is admitted.
+#[test]
+fn a_scarce_lease_released_during_a_shrink_pays_once() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(2).build().unwrap());
+        let first = resource.try_acquire_owned_from(0).unwrap();
+        let second = resource.try_acquire_owned_from(1).unwrap();
+        assert!(resource.try_acquire_from(0).is_err());
+        drop(second);
+        let leased = resource.try_acquire_owned_from(1).unwrap();
+        let releaser = thread::spawn(move || drop(leased));
+        let shrinker = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.set_capacity(1).unwrap())
+        };
+        releaser.join().unwrap();
+        shrinker.join().unwrap();
+        drop(first);
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 1);
+        let only = resource.try_acquire().expect("one slot is free");
+        assert!(resource.try_acquire().is_err());
+        drop(only);
+    });
+}
+
 /// (r) A shrink into debt racing a release and an acquire: two slots held,
 /// capacity shrunk to 1. Holders never exceed the old capacity, and an
 /// acquire that starts once the shrink has returned and usage reads 1 is

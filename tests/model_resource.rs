@@ -91,8 +91,9 @@ fn churn_times() -> impl Strategy<Value = u32> {
 #[derive(Debug)]
 struct Model {
     slots: Slots,
-    /// The shard of each held permit, parallel to the test's `held` vector.
-    held: Vec<usize>,
+    /// The shard of each held permit, and whether it was leased under
+    /// scarcity, parallel to the test's `held` vector.
+    held: Vec<(usize, bool)>,
 }
 
 impl Model {
@@ -104,14 +105,14 @@ impl Model {
     }
 
     fn acquire(&mut self, start: usize) -> Result<usize, Overload> {
-        let shard = self.slots.acquire(start)?;
-        self.held.push(shard);
+        let (shard, scarce) = self.slots.acquire_ticket(start)?;
+        self.held.push((shard, scarce));
         Ok(shard)
     }
 
     fn release(&mut self, index: usize) {
-        let shard = self.held.remove(index);
-        self.slots.release(shard);
+        let (shard, scarce) = self.held.remove(index);
+        self.slots.release_ticket(shard, scarce);
     }
 }
 
@@ -267,9 +268,10 @@ fn run(
             step
         );
         let shards_held: Vec<usize> = held.iter().map(Held::shard).collect();
+        let model_shards: Vec<usize> = model.held.iter().map(|&(shard, _)| shard).collect();
         prop_assert_eq!(
             &shards_held,
-            &model.held,
+            &model_shards,
             "step {}: shards of the held permits",
             step
         );

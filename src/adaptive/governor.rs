@@ -44,10 +44,10 @@ const ALWAYS_DUE: bool = cfg!(sidejob_loom);
 /// right by `STAMP_SHIFT`, in `STAMP_BITS` bits, so that an owned permit
 /// holds it and its shard in one word (a permit one word larger made a
 /// tower layer's request a third slower). A raw unit is a TSC cycle or a
-/// nanosecond, so a stamp is at most 64 ns coarse and wraps after 2^53
-/// units (34 days of a 3 GHz TSC); a hold longer than that is sampled
+/// nanosecond, so a stamp is at most 64 ns coarse and wraps after 2^52
+/// units (17 days of a 3 GHz TSC); a hold longer than that is sampled
 /// modulo it.
-pub(crate) const STAMP_BITS: u32 = 47;
+pub(crate) const STAMP_BITS: u32 = 46;
 const STAMP_SHIFT: u32 = 6;
 const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
 

@@ -44,6 +44,10 @@
 //!   lease and its mode check pair with the sweep the same way. Without this,
 //!   a free slot could stay on a shard while capacity is `Scarce` and a
 //!   refusal reading the reserve alone would be false (loom checks it).
+//! * A release whose ticket is marked [`FROM_RESERVE`] (its slot was leased
+//!   under scarcity) takes no part in that pair: it reads no mode and leaves
+//!   no free slot on its shard, since its one CAS takes the usage and the
+//!   limit down together before the slot goes to the reserve.
 //! * Resizes are serialised by a mutex the fast path never takes. The
 //!   capacity is a `Relaxed` atomic: written under that mutex and read as a
 //!   figure, never to admit. The rejection counters (on each shard's line)
@@ -59,6 +63,21 @@ use super::reserve::{Mode, Reserve};
 use super::samples::SampleTotals;
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
+
+/// Marks an admission's *ticket* (what it hands its caller to release
+/// with) whose slot was leased from the reserve while capacity was scarce:
+/// its release hands the slot straight back to the reserve, without reading
+/// the reserve's mode first. Under scarcity that read is on the line every
+/// refusal reads, and it cost the admitting thread a third of its time
+/// (see `docs/benchmarks/history.md`, #40). A ticket is a shard index,
+/// below [`MAX_SHARDS`](super::MAX_SHARDS), or one with this bit.
+pub(crate) const FROM_RESERVE: usize = super::MAX_SHARDS;
+
+/// The shard of an admission's ticket.
+#[inline]
+pub(crate) fn shard_of(ticket: usize) -> usize {
+    ticket & !FROM_RESERVE
+}
 
 /// How many double reads a snapshot tries before it settles for the last
 /// (few under loom, whose every read is a branch to explore).
@@ -138,13 +157,16 @@ impl ShardedCounter {
     /// [`admit_from`](Self::admit_from) does.
     #[inline]
     pub(crate) fn admit(&self, start: usize, priority: Priority) -> Result<usize, Overload> {
-        self.admit_numbered(start, priority).map(|(shard, _)| shard)
+        self.admit_numbered(start, priority)
+            .map(|(ticket, _)| shard_of(ticket))
     }
 
     /// Like [`admit`](Self::admit), with the grant's number on its shard
     /// (modulo 2^15), whichever path admitted it: an adaptive limit samples
     /// the permits whose number is a multiple of its stride, with no
-    /// counter of its own.
+    /// counter of its own. Returns a *ticket*, not a bare shard: the shard
+    /// ([`shard_of`]), marked [`FROM_RESERVE`] when the slot was leased
+    /// under scarcity. The release methods take either.
     #[inline]
     pub(crate) fn admit_numbered(
         &self,
@@ -167,9 +189,15 @@ impl ShardedCounter {
         Overload
     }
 
-    /// Gives back a slot admitted on `shard`.
+    /// Gives back a slot admitted on `shard` (or the ticket of one, see
+    /// [`admit_numbered`](Self::admit_numbered)).
     #[inline]
     pub(crate) fn release(&self, shard: usize) {
+        if shard & FROM_RESERVE != 0 {
+            // Leased under scarcity: back to the reserve, whatever the mode
+            // now (had capacity turned plentiful, the slot is as well there).
+            return self.release_to_reserve(shard_of(shard));
+        }
         if self.reserve.load().mode() == Mode::Scarce {
             return self.release_to_reserve(shard);
         }
@@ -185,7 +213,7 @@ impl ShardedCounter {
     /// accumulators before the slot is released.
     #[inline]
     pub(crate) fn release_sampled(&self, shard: usize, nanos: u64) {
-        let on = &self.shards[shard];
+        let on = &self.shards[shard_of(shard)];
         on.samples.record(nanos, on.held());
         self.release(shard);
     }
@@ -195,7 +223,7 @@ impl ShardedCounter {
     /// [`ShardSamples::record_censored`](super::samples::ShardSamples::record_censored)).
     #[inline]
     pub(crate) fn release_censored(&self, shard: usize, nanos: u64) {
-        let on = &self.shards[shard];
+        let on = &self.shards[shard_of(shard)];
         on.samples.record_censored(nanos, on.held());
         self.release(shard);
     }
@@ -204,7 +232,7 @@ impl ShardedCounter {
     /// failed from overload downstream.
     #[inline]
     pub(crate) fn record_drop(&self, shard: usize) {
-        self.shards[shard].samples.record_drop();
+        self.shards[shard_of(shard)].samples.record_drop();
     }
 
     /// Takes every shard's samples since the last take, merged.
@@ -232,10 +260,10 @@ impl ShardedCounter {
             .sum()
     }
 
-    /// A release while capacity is scarce: the slot leaves the shard with
-    /// the usage, in one CAS, and goes to the reserve. (Had capacity turned
-    /// plentiful meanwhile, the slot is as well in the reserve.)
-    #[cold]
+    /// A release while capacity is scarce, or of a slot leased under
+    /// scarcity: the slot leaves the shard with the usage, in one CAS, and
+    /// goes to the reserve. (Had capacity turned plentiful meanwhile, the
+    /// slot is as well in the reserve.) Not on the plentiful fast path.
     #[inline(never)]
     fn release_to_reserve(&self, shard: usize) {
         self.shards[shard].release_leaving();

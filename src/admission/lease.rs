@@ -36,7 +36,7 @@ use smallvec::SmallVec;
 use crate::error::Overload;
 use crate::sync::yield_now;
 
-use super::counter::ShardedCounter;
+use super::counter::{ShardedCounter, FROM_RESERVE};
 use super::priority::Priority;
 use super::reserve::{Mode, View};
 
@@ -79,14 +79,20 @@ impl ShardedCounter {
         };
         for _ in 0..ROUNDS {
             let seen = match self.reserve.lease(keep, |seen| self.lease_size(seen, keep)) {
-                Ok(lease) => {
+                Ok((lease, left)) => {
                     let grant = self.shards[start].admit_leased(lease as u64);
                     if lease > 1 {
                         // A sweep may have begun since the lease: the
                         // chunk's free slots must not stay on the shard.
                         self.settle(start);
+                        return Ok((start, grant));
                     }
-                    return Ok((start, grant));
+                    if left == Mode::Spread {
+                        return Ok((start, grant));
+                    }
+                    // Leased while capacity stays scarce: its release hands
+                    // the slot straight back, without reading the mode.
+                    return Ok((start | FROM_RESERVE, grant));
                 }
                 Err(seen) => seen,
             };

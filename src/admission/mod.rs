@@ -40,7 +40,7 @@ mod sizing;
 mod split_shard;
 mod sweep;
 
-pub(crate) use counter::ShardedCounter;
+pub(crate) use counter::{shard_of, ShardedCounter, FROM_RESERVE};
 pub(crate) use home::home_shard;
 pub use priority::Priority;
 pub(crate) use priority::{Shares, PRIORITIES};

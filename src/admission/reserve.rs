@@ -152,9 +152,14 @@ impl Reserve {
     }
 
     /// Takes `want` slots if more than `keep` are free, leaving at least
-    /// `keep`; `mode` maps the mode seen to the one to leave. `Err` with the
-    /// word seen when `keep` or fewer were free.
-    pub(crate) fn lease(&self, keep: i64, want: impl Fn(View) -> (i64, Mode)) -> Result<i64, View> {
+    /// `keep`; `mode` maps the mode seen to the one to leave. Returns how
+    /// many it took and the mode it left; `Err` with the word seen when
+    /// `keep` or fewer were free.
+    pub(crate) fn lease(
+        &self,
+        keep: i64,
+        want: impl Fn(View) -> (i64, Mode),
+    ) -> Result<(i64, Mode), View> {
         let mut seen = self.load();
         loop {
             if seen.free() <= keep {
@@ -163,7 +168,7 @@ impl Reserve {
             let (want, mode) = want(seen);
             let taken = want.clamp(1, seen.free() - keep);
             match self.update(seen, -taken, mode) {
-                Ok(_) => return Ok(taken),
+                Ok(_) => return Ok((taken, mode)),
                 Err(actual) => seen = actual,
             }
         }
@@ -218,7 +223,10 @@ mod tests {
         assert_ne!(back, first);
         assert_eq!(reserve.lease(0, |_| (1, Mode::Spread)), Err(back));
         reserve.add(4);
-        assert_eq!(reserve.lease(1, |_| (10, Mode::Scarce)), Ok(3));
+        assert_eq!(
+            reserve.lease(1, |_| (10, Mode::Scarce)),
+            Ok((3, Mode::Scarce))
+        );
         assert_eq!(
             (reserve.load().free(), reserve.load().mode()),
             (1, Mode::Scarce)

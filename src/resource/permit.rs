@@ -6,6 +6,7 @@ use std::fmt;
 use std::num::NonZeroU64;
 
 use crate::adaptive::STAMP_BITS;
+use crate::admission::{shard_of, FROM_RESERVE};
 
 /// One unit of a [`Resource`]'s capacity, held until dropped.
 ///
@@ -27,7 +28,9 @@ use crate::adaptive::STAMP_BITS;
 #[must_use = "a permit is released as soon as it is dropped"]
 pub struct Permit<'a> {
     resource: &'a Resource,
-    shard: usize,
+    /// The admission's ticket: its shard, marked when its slot goes
+    /// straight back to the reserve (see `admission::counter`).
+    ticket: usize,
     /// The stamp of the clock when an adaptive limit sampled the permit;
     /// 0 when it is not sampled.
     started: u64,
@@ -35,10 +38,10 @@ pub struct Permit<'a> {
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(resource: &'a Resource, shard: usize, started: u64) -> Self {
+    pub(crate) fn new(resource: &'a Resource, ticket: usize, started: u64) -> Self {
         Permit {
             resource,
-            shard,
+            ticket,
             started,
         }
     }
@@ -62,7 +65,7 @@ impl<'a> Permit<'a> {
     /// ```
     pub fn dropped(mut self) {
         if let Some(governor) = &self.resource.governor {
-            governor.dropped(&self.resource.counter, self.shard);
+            governor.dropped(&self.resource.counter, self.ticket);
         }
         self.started = 0;
     }
@@ -94,9 +97,9 @@ impl<'a> Permit<'a> {
         // Released here, once: the drop's release must not run.
         let this = std::mem::ManuallyDrop::new(self);
         if this.started == 0 {
-            this.resource.counter.release(this.shard);
+            this.resource.counter.release(this.ticket);
         } else {
-            this.resource.finish_cancelled(this.shard, this.started);
+            this.resource.finish_cancelled(this.ticket, this.started);
         }
     }
 
@@ -128,7 +131,7 @@ impl<'a> Permit<'a> {
     /// ```
     #[inline]
     pub fn shard(&self) -> usize {
-        self.shard
+        shard_of(self.ticket)
     }
 
     /// The resource this permit belongs to.
@@ -150,9 +153,9 @@ impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
         if self.started == 0 {
-            self.resource.counter.release(self.shard);
+            self.resource.counter.release(self.ticket);
         } else {
-            self.resource.finish_sampled(self.shard, self.started);
+            self.resource.finish_sampled(self.ticket, self.started);
         }
     }
 }
@@ -160,7 +163,7 @@ impl Drop for Permit<'_> {
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
-            .field("shard", &self.shard)
+            .field("shard", &self.shard())
             .finish()
     }
 }
@@ -203,12 +206,13 @@ pub struct OwnedPermit {
 /// The bits of an owned permit's tag that hold its shard plus one.
 const SHARD_BITS: u32 = 64 - STAMP_BITS;
 const SHARD_MASK: u64 = (1 << SHARD_BITS) - 1;
-const _: () = assert!(crate::MAX_SHARDS as u64 <= SHARD_MASK);
+// The largest ticket plus one: a shard index marked `FROM_RESERVE`.
+const _: () = assert!((FROM_RESERVE | (crate::MAX_SHARDS - 1)) as u64 + 1 <= SHARD_MASK);
 
 impl OwnedPermit {
     #[inline]
-    pub(super) fn new(anchor: AnchorRef, shard: usize, started: u64) -> Self {
-        let tag = (started << SHARD_BITS) | (shard as u64 + 1);
+    pub(super) fn new(anchor: AnchorRef, ticket: usize, started: u64) -> Self {
+        let tag = (started << SHARD_BITS) | (ticket as u64 + 1);
         OwnedPermit {
             anchor: Some(anchor),
             tag: NonZeroU64::MIN.saturating_add(tag - 1),
@@ -275,9 +279,9 @@ impl OwnedPermit {
         if let Some(anchor) = self.anchor.take() {
             match &anchor.governor {
                 Some(governor) => {
-                    governor.finish_cancelled(&anchor.counter, self.shard(), self.started())
+                    governor.finish_cancelled(&anchor.counter, self.ticket(), self.started())
                 }
-                None => anchor.counter.release(self.shard()),
+                None => anchor.counter.release(self.ticket()),
             }
             keep(anchor);
         }
@@ -310,7 +314,7 @@ impl OwnedPermit {
     pub(crate) fn mark_dropped(&mut self) {
         if let Some(anchor) = &self.anchor {
             if let Some(governor) = &anchor.governor {
-                governor.dropped(&anchor.counter, self.shard());
+                governor.dropped(&anchor.counter, self.ticket());
             }
         }
         self.unsample();
@@ -341,6 +345,13 @@ impl OwnedPermit {
     /// ```
     #[inline]
     pub fn shard(&self) -> usize {
+        shard_of(self.ticket())
+    }
+
+    /// The admission's ticket: the shard, marked when its slot goes
+    /// straight back to the reserve.
+    #[inline]
+    fn ticket(&self) -> usize {
         ((self.tag.get() & SHARD_MASK) - 1) as usize
     }
 }
@@ -351,9 +362,9 @@ impl Drop for OwnedPermit {
         if let Some(anchor) = self.anchor.take() {
             match &anchor.governor {
                 Some(governor) if self.started() != 0 => {
-                    governor.finish(&anchor.counter, self.shard(), self.started())
+                    governor.finish(&anchor.counter, self.ticket(), self.started())
                 }
-                _ => anchor.counter.release(self.shard()),
+                _ => anchor.counter.release(self.ticket()),
             }
             keep(anchor);
         }

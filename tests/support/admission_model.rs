@@ -81,10 +81,18 @@ impl Slots {
     /// unless scarce, a free slot of the first shard with one in probe
     /// order, moved home; else a refusal, after which capacity is scarce.
     pub fn acquire(&mut self, start: usize) -> Result<usize, Overload> {
+        self.acquire_ticket(start).map(|(shard, _)| shard)
+    }
+
+    /// [`acquire`](Self::acquire) as a `Resource` admits: also whether the
+    /// slot was leased while capacity stays scarce, which its release then
+    /// hands straight back to the reserve (see [`release_ticket`](Self::release_ticket)).
+    /// The other faces release through the mode, as [`release`](Self::release).
+    pub fn acquire_ticket(&mut self, start: usize) -> Result<(usize, bool), Overload> {
         let n = self.shards();
         let start = start % n;
         if self.slack(start) > 0 {
-            return self.admit(start, 0);
+            return self.admit(start, 0).map(|shard| (shard, false));
         }
         if self.reserve > 0 {
             let lease = match self.mode {
@@ -97,12 +105,13 @@ impl Slots {
                 }
             };
             self.reserve -= lease;
-            return self.admit(start, lease as u64);
+            let scarce = self.mode == Mode::Scarce;
+            return self.admit(start, lease as u64).map(|shard| (shard, scarce));
         }
         if self.mode == Mode::Spread {
             if let Some(from) = (1..n).map(|k| (start + k) % n).find(|&i| self.slack(i) > 0) {
                 self.limit[from] -= 1;
-                return self.admit(start, 1);
+                return self.admit(start, 1).map(|shard| (shard, false));
             }
         }
         self.rejected[start] += 1;
@@ -126,6 +135,19 @@ impl Slots {
             self.reserve += freed as i64;
         }
         self.mode = Mode::Scarce;
+    }
+
+    /// Releases a slot held on `shard`, leased under scarcity if `scarce`:
+    /// then the slot leaves the shard for the reserve whatever the mode.
+    pub fn release_ticket(&mut self, shard: usize, scarce: bool) {
+        if !scarce {
+            return self.release(shard);
+        }
+        if self.usage[shard] <= self.limit[shard] {
+            self.limit[shard] -= 1;
+        }
+        self.usage[shard] -= 1;
+        self.reserve += 1;
     }
 
     /// Releases a slot held on `shard`: a shard over its limit pays the
