@@ -1,25 +1,36 @@
 //! Overload demo: a simulated request handler guarded by a [`sidejob::Resource`].
 //!
-//! Many client threads fire requests at a handler whose concurrency is capped
-//! far below the offered load. Each request asks for a permit with
-//! `try_acquire`: if admitted it does a short piece of simulated work and drops
-//! the permit; if refused it gets [`sidejob::Overload`] back at once, counts a
+//! Many client threads fire requests at a downstream that serves `capacity`
+//! requests at a time: each takes `--work-us`, and with more in flight than
+//! its capacity every one slows in proportion (a processor shared `n` ways
+//! runs each job `n / capacity` times slower). Each request asks for a
+//! permit with `try_acquire`: if admitted it does its work and drops the
+//! permit; if refused it gets [`sidejob::Overload`] back at once, counts a
 //! rejection and moves on. The demo shows that
 //!
 //! * concurrency never exceeds the capacity (checked with a separate holder
 //!   counter), while excess load is shed instead of queued;
 //! * admitted requests keep a flat latency, and a refusal costs nanoseconds;
-//! * how the work and the refusals spread over the shards (`stats()`).
+//! * where the capacity is, shard by shard and in the reserve (`stats()`).
 //!
-//! The same run is then repeated with a naive single shared counter and with
-//! tokio's `Semaphore` (`try_acquire`), through the same client and
-//! measurement code, for a side-by-side comparison that includes goodput per
-//! core (admitted requests per second over the CPUs the run had).
+//! The same load then runs against the alternatives, through the same
+//! client and measurement code: two other fail-fast limiters (one shared
+//! counter, tokio's `Semaphore::try_acquire`), and the two things a service
+//! does without one: a limit that *queues* (`Semaphore::acquire().await`,
+//! what tower's `ConcurrencyLimit` does), whose admitted latency grows with
+//! the clients waiting in line, and *no guard* at all, where every request
+//! reaches the downstream and all of them slow down. The comparison shows
+//! goodput per core (admitted requests per second over the CPUs the run
+//! had) and the admitted latency of each. (The work is a sleep, which
+//! overshoots by tens of µs: a run whose requests sleep longer, as with no
+//! guard, loses less of its throughput to that. Compare the latencies.)
 //!
-//! Run it with the defaults (16 clients, capacity 8, 200 µs of work, 3 s):
+//! Run it with the defaults (16 clients, capacity 8, 200 µs of work, 3 s
+//! per run), or with four clients per CPU on a many-core machine:
 //!
 //! ```text
 //! cargo run --release --example overload
+//! cargo run --release --example overload -- --clients-per-cpu 4
 //! cargo run --release --example overload -- --threads 4 --capacity 2 --duration 1
 //! cargo run --release --example overload -- --help
 //! ```
@@ -58,6 +69,15 @@ struct Cli {
         value_parser = clap::value_parser!(u16).range(1..=4096)
     )]
     threads: u16,
+
+    /// Client threads per CPU, instead of `--threads` (4 shows a many-core
+    /// machine's scaling edge).
+    #[arg(
+        long = "clients-per-cpu",
+        value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..=64)
+    )]
+    clients_per_cpu: Option<u16>,
 
     /// How long each run lasts: seconds (`3`, `1.5`) or with a unit (`500ms`, `2s`, `1m`).
     #[arg(long, default_value = "3", value_name = "SECONDS", value_parser = parse_duration)]
@@ -232,6 +252,77 @@ impl Limiter for tokio::sync::Semaphore {
 /// The capacity tokio's semaphore was made with (it does not keep it).
 static TOKIO_CAPACITY: AtomicUsize = AtomicUsize::new(0);
 
+/// A limit that queues: `Semaphore::acquire().await`, as tower's
+/// `ConcurrencyLimit` does. A client waits in line for its slot, however
+/// long the line.
+#[derive(Debug)]
+struct Queueing {
+    semaphore: tokio::sync::Semaphore,
+    capacity: usize,
+}
+
+thread_local! {
+    /// Each client thread's runtime, to await the semaphore on.
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a current-thread runtime");
+}
+
+impl Limiter for Queueing {
+    type Guard<'a> = tokio::sync::SemaphorePermit<'a>;
+
+    fn try_enter(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        RUNTIME.with(|runtime| runtime.block_on(self.semaphore.acquire()).ok())
+    }
+
+    fn usage(&self) -> usize {
+        self.capacity - self.semaphore.available_permits()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+/// No guard at all: every request goes straight to the downstream.
+#[derive(Debug)]
+struct Unguarded {
+    /// Requests in flight right now.
+    in_flight: AtomicUsize,
+    /// The downstream's capacity, for the report (nothing enforces it).
+    capacity: usize,
+}
+
+/// A request in flight with no guard.
+#[derive(Debug)]
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Limiter for Unguarded {
+    type Guard<'a> = InFlight<'a>;
+
+    fn try_enter(&self) -> Option<InFlight<'_>> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        Some(InFlight(&self.in_flight))
+    }
+
+    fn usage(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+/// The name of the run with no guard, whose peak may pass the capacity.
+const UNGUARDED: &str = "no guard";
+
 /// How each run drives its limiter.
 #[derive(Debug, Clone, Copy)]
 struct Load {
@@ -239,8 +330,12 @@ struct Load {
     threads: usize,
     /// Length of the run.
     duration: Duration,
-    /// Simulated work per admitted request.
+    /// Simulated work per admitted request, with at most `capacity` in
+    /// flight.
     work: Duration,
+    /// Requests the downstream serves at full speed; past it, each slows in
+    /// proportion.
+    capacity: usize,
     /// Pause after a refusal.
     backoff: Duration,
 }
@@ -428,7 +523,10 @@ fn client<L: Limiter>(
                 let held = holders.fetch_add(1, Ordering::Relaxed) + 1;
                 peak.fetch_max(held, Ordering::Relaxed);
                 if !load.work.is_zero() {
-                    thread::sleep(load.work);
+                    // Shared `held` ways: past the capacity, each request
+                    // runs `held / capacity` times slower.
+                    let share = held as f64 / load.capacity.max(1) as f64;
+                    thread::sleep(load.work.mul_f64(share.max(1.0)));
                 }
                 holders.fetch_sub(1, Ordering::Relaxed);
                 drop(guard);
@@ -513,6 +611,8 @@ fn report(result: &RunResult) {
     );
     let verdict = if result.peak <= result.capacity {
         "never exceeded"
+    } else if result.name == UNGUARDED {
+        "no limit: every request reached the downstream"
     } else {
         "EXCEEDED"
     };
@@ -524,24 +624,35 @@ fn report(result: &RunResult) {
     print!("{out}");
 }
 
-/// Prints the resource's per-shard figures from `stats()`.
+/// Prints where the resource's capacity is, from `stats()`: each shard's
+/// lease (`limit`) and what it holds, and the reserve no shard leases.
 fn report_shards(resource: &Resource, result: &RunResult) {
     let stats = resource.stats();
-    println!("  per shard     (from Resource::stats)");
+    println!("  per shard     (from Resource::stats: where the capacity is)");
     println!(
-        "    {:>5} {:>6} {:>12} {:>12}",
-        "shard", "limit", "accepted", "rejected"
+        "    {:>7} {:>6} {:>6} {:>12} {:>12}",
+        "shard", "limit", "held", "accepted", "rejected"
     );
     for (index, shard) in stats.shards.iter().enumerate() {
         println!(
-            "    {index:>5} {:>6} {:>12} {:>12}",
-            shard.limit, shard.accepted, shard.rejected
+            "    {index:>7} {:>6} {:>6} {:>12} {:>12}",
+            shard.limit, shard.usage, shard.accepted, shard.rejected
         );
     }
     println!(
-        "    {:>5} {:>6} {:>12} {:>12}",
-        "total", stats.capacity, stats.accepted, stats.rejected
+        "    {:>7} {:>6} {:>6} {:>12} {:>12}",
+        "reserve", stats.reserve, "", "", ""
     );
+    println!(
+        "    {:>7} {:>6} {:>6} {:>12} {:>12}",
+        "total", stats.capacity, stats.usage, stats.accepted, stats.rejected
+    );
+    let leased: usize = stats.shards.iter().map(|shard| shard.limit).sum();
+    if leased == 0 && stats.reserve > 0 {
+        println!(
+            "    capacity is scarce: every free slot waits in the reserve, so a refusal reads one word"
+        );
+    }
     if (stats.accepted, stats.rejected) != (result.accepted(), result.rejected()) {
         println!(
             "    note: stats() counted {}/{} but the clients {}/{}",
@@ -557,13 +668,14 @@ fn report_shards(resource: &Resource, result: &RunResult) {
 fn compare(results: &[&RunResult]) {
     println!("== comparison ==");
     println!(
-        "  {:<16} {:>10} {:>10} {:>9} {:>13} {:>13} {:>11} {:>11} {:>11}",
+        "  {:<18} {:>10} {:>10} {:>9} {:>13} {:>13} {:>11} {:>11} {:>11} {:>11}",
         "limiter",
         "accepted",
         "rejected",
         "rejected%",
         "admitted/s",
         "per core/s",
+        "admit p50",
         "admit p99",
         "refusal p50",
         "refusal p99"
@@ -571,13 +683,14 @@ fn compare(results: &[&RunResult]) {
     let cores = num_cpus::get() as f64;
     for result in results {
         println!(
-            "  {:<16} {:>10} {:>10} {:>8.1}% {:>13.0} {:>13.0} {:>11} {:>11} {:>11}",
+            "  {:<18} {:>10} {:>10} {:>8.1}% {:>13.0} {:>13.0} {:>11} {:>11} {:>11} {:>11}",
             result.name,
             result.accepted(),
             result.rejected(),
             100.0 * result.rejection_rate(),
             result.throughput(),
             result.throughput() / cores,
+            quantile(&result.admitted, 0.5),
             quantile(&result.admitted, 0.99),
             quantile(&result.refused, 0.5),
             quantile(&result.refused, 0.99),
@@ -600,10 +713,15 @@ fn main() -> ExitCode {
             )
             .exit(),
     };
+    let threads = match cli.clients_per_cpu {
+        Some(per_cpu) => num_cpus::get() * usize::from(per_cpu),
+        None => usize::from(cli.threads),
+    };
     let load = Load {
-        threads: usize::from(cli.threads),
+        threads,
         duration: cli.duration,
         work: Duration::from_micros(cli.work_us),
+        capacity: cli.capacity,
         backoff: Duration::from_micros(cli.backoff_us),
     };
 
@@ -632,13 +750,35 @@ fn main() -> ExitCode {
 
     TOKIO_CAPACITY.store(cli.capacity, Ordering::Relaxed);
     let semaphore = tokio::sync::Semaphore::new(cli.capacity);
-    let tokio = run("tokio semaphore", &semaphore, load);
+    let tokio = run("tokio try_acquire", &semaphore, load);
     report(&tokio);
     println!();
 
-    compare(&[&sharded, &naive, &tokio]);
+    let queueing = Queueing {
+        semaphore: tokio::sync::Semaphore::new(cli.capacity),
+        capacity: cli.capacity,
+    };
+    let queued = run("tokio acquire (queues)", &queueing, load);
+    report(&queued);
+    println!();
 
-    if [&sharded, &naive, &tokio]
+    let unguarded = Unguarded {
+        in_flight: AtomicUsize::new(0),
+        capacity: cli.capacity,
+    };
+    let open = run(UNGUARDED, &unguarded, load);
+    report(&open);
+    println!();
+
+    compare(&[&sharded, &naive, &tokio, &queued, &open]);
+    println!(
+        "  fail-fast limiters keep the admitted latency at the work ({} µs) and refuse the rest in \
+         nanoseconds; a queueing limit makes every admitted request wait its turn, and no guard \
+         slows every request down",
+        cli.work_us
+    );
+
+    if [&sharded, &naive, &tokio, &queued]
         .iter()
         .any(|result| result.peak > result.capacity)
     {

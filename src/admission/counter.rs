@@ -177,6 +177,13 @@ impl ShardedCounter {
             if let Ok(grant) = self.shards[start].try_admit() {
                 return Ok((start, grant));
             }
+            // Scarce with nothing in the reserve: every slot is held (no
+            // shard keeps a free one), so refuse here, one read, before
+            // the slow path's call.
+            let reserve = self.reserve.load();
+            if reserve.mode() == Mode::Scarce && reserve.free() <= 0 {
+                return Err(self.refused(start, priority));
+            }
         }
         self.admit_slow(start, priority)
     }
