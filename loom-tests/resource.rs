@@ -669,3 +669,167 @@ fn a_move_racing_a_shrink_keeps_the_bound() {
         assert_eq!(accounted(&resource), 1);
     });
 }
+
+/// (ad) Scarce over three shards, two slots held on shards 0 and 1. Each of two
+/// threads releases its own slot and then acquires one (from another
+/// shard): each released one before asking, so neither may be refused. The
+/// second free slot makes capacity plentiful again (a lease turns it
+/// Spread) while the other release may have read Scarce.
+#[test]
+fn a_release_and_acquire_across_the_turn_to_spread_are_never_refused() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(3).build().unwrap());
+        let a = resource.try_acquire_owned_from(0).unwrap();
+        let b = resource.try_acquire_owned_from(1).unwrap();
+        assert!(resource.try_acquire_from(2).is_err()); // sweeps: scarce
+        let ta = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                drop(a);
+                resource
+                    .try_acquire_owned_from(2)
+                    .expect("false overload (a)")
+            })
+        };
+        let tb = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                drop(b);
+                resource
+                    .try_acquire_owned_from(0)
+                    .expect("false overload (b)")
+            })
+        };
+        let pa = ta.join().unwrap();
+        let pb = tb.join().unwrap();
+        assert!(resource.try_acquire_from(1).is_err());
+        drop((pa, pb));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 2);
+    });
+}
+
+/// (ae) Spread over three shards, capacity 2: one slot held on shard 0. Thread
+/// A acquires from 1 and 2 and holds both (one of them must be refused,
+/// genuinely: sweep). Thread B releases shard 0's slot and then acquires
+/// from 0: never refused (it freed one).
+#[test]
+fn a_sweep_after_a_genuine_refusal_never_refuses_a_thread_that_freed_a_slot() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(3).build().unwrap());
+        let held = resource.try_acquire_owned_from(0).unwrap();
+        let ta = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                let x = resource.try_acquire_owned_from(1).ok();
+                let y = resource.try_acquire_owned_from(2).ok();
+                (x, y)
+            })
+        };
+        let tb = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                drop(held);
+                resource.try_acquire_owned_from(0).ok()
+            })
+        };
+        let (x, y) = ta.join().unwrap();
+        let z = tb.join().unwrap();
+        let n = x.is_some() as usize + y.is_some() as usize + z.is_some() as usize;
+        assert!(n <= 2);
+        // A holds at most 2; B freed one before asking: B is refused only if
+        // A holds both.
+        if z.is_none() {
+            assert!(x.is_some() && y.is_some(), "false overload for B");
+        }
+        drop((x, y, z));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 2);
+    });
+}
+
+/// (af) A sweep started by a Sheddable admission (share below 1, capacity
+/// plentiful) takes shard 0's free slot into transit; a Normal acquire from
+/// shard 0 meanwhile: one slot (shard 1's) is held by main, the other is
+/// free the whole time (in transit at worst), so the Normal acquire must be
+/// admitted, and the Sheddable one may take at most one slot.
+#[test]
+fn a_normal_acquire_during_a_share_sweep_is_not_refused() {
+    use sidejob::Priority;
+    loom::model(|| {
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(2)
+                .shards(2)
+                .share(Priority::Sheddable, 0.5)
+                .build()
+                .unwrap(),
+        );
+        let held = resource.try_acquire_owned_from(1).unwrap();
+        assert_eq!(held.shard(), 1);
+        let ta = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.try_acquire_owned_with(Priority::Sheddable).ok())
+        };
+        let tb = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.try_acquire_owned_from(0).ok())
+        };
+        let a = ta.join().unwrap();
+        let b = tb.join().unwrap();
+        // B may be refused only if A took the free slot first.
+        if b.is_none() {
+            assert!(
+                a.is_some(),
+                "false overload: Normal refused while a slot was free"
+            );
+        }
+        drop((a, b, held));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 2);
+    });
+}
+
+/// (ag) As (ae), with every shard busy (three slots on three shards, so the
+/// old rule, which swept only when at most two shards held capacity, never
+/// swept here). Main holds shard 0's slot, B shard 1's, A takes shard 2's
+/// and asks once more (a genuine refusal when B has not released yet,
+/// which now sweeps). B drops its slot and asks again: B may be refused
+/// only if A holds two (then three are held).
+#[test]
+fn a_sweep_of_three_busy_shards_never_refuses_a_thread_that_freed_a_slot() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(3).shards(3).build().unwrap());
+        let held = resource.try_acquire_owned_from(0).unwrap();
+        let mine = resource.try_acquire_owned_from(1).unwrap();
+        assert_eq!((held.shard(), mine.shard()), (0, 1));
+        let ta = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                let x = resource.try_acquire_owned_from(2).ok();
+                let y = resource.try_acquire_owned_from(2).ok();
+                (x, y)
+            })
+        };
+        let tb = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                drop(mine);
+                resource.try_acquire_owned_from(1).ok()
+            })
+        };
+        let (x, y) = ta.join().unwrap();
+        let z = tb.join().unwrap();
+        if z.is_none() {
+            assert!(
+                x.is_some() && y.is_some(),
+                "false overload for B: x {} y {}",
+                x.is_some(),
+                y.is_some()
+            );
+        }
+        drop((x, y, z, held));
+        assert_eq!(resource.usage(), 0);
+        assert_eq!(accounted(&resource), 3);
+    });
+}

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod support;
+use support::adaptive_window::{aimd, close_window, WINDOW};
 use support::http::serve;
 
 use axum::routing::get;
@@ -23,27 +24,9 @@ use sidejob::tower::{HttpShedLayer, Shed};
 use sidejob::{Overload, Resource};
 use tower::{service_fn, Service, ServiceExt};
 
-const WINDOW: Duration = Duration::from_millis(20);
-
-fn adaptive(capacity: usize) -> Arc<Resource> {
-    Arc::new(
-        Resource::builder()
-            .capacity(capacity)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    )
-}
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close_window(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
-}
-
 #[tokio::test]
 async fn shed_samples_from_call_to_completion() {
-    let resource = adaptive(8);
+    let resource = aimd(8);
     let mut service = Shed::new(
         service_fn(|()| async {
             tokio::time::sleep(Duration::from_millis(30)).await;
@@ -68,7 +51,7 @@ async fn shed_samples_from_call_to_completion() {
 #[tokio::test]
 async fn shed_counts_an_inner_error_as_a_drop_only_if_drop_if_says_so() {
     let failing = || service_fn(|()| async { Err::<(), _>(Overload) });
-    let plain = adaptive(20);
+    let plain = aimd(20);
     let mut service = Shed::new(failing(), Arc::clone(&plain));
     for _ in 0..5 {
         assert!(service.ready().await.unwrap().call(()).await.is_err());
@@ -79,7 +62,7 @@ async fn shed_counts_an_inner_error_as_a_drop_only_if_drop_if_says_so() {
     assert_eq!((stats.drops, stats.samples), (0, 6));
     assert_eq!(plain.capacity(), 20);
 
-    let dropping = adaptive(20);
+    let dropping = aimd(20);
     let mut service =
         Shed::new(failing(), Arc::clone(&dropping)).drop_if(|error| error.is::<Overload>());
     for _ in 0..5 {
@@ -94,7 +77,7 @@ async fn shed_counts_an_inner_error_as_a_drop_only_if_drop_if_says_so() {
 
 #[tokio::test]
 async fn a_cancelled_request_is_a_censored_sample() {
-    let resource = adaptive(8);
+    let resource = aimd(8);
     let mut service = Shed::new(
         service_fn(|()| std::future::pending::<Result<(), Overload>>()),
         Arc::clone(&resource),
@@ -201,7 +184,7 @@ fn router(layer: HttpShedLayer) -> Router {
 
 #[tokio::test]
 async fn http_shed_samples_served_requests_and_counts_overload_answers_as_drops() {
-    let resource = adaptive(20);
+    let resource = aimd(20);
     let served = serve(router(HttpShedLayer::new(Arc::clone(&resource)))).await;
     for path in ["/busy", "/limited", "/late"] {
         let (status, _) = served.get(path).await;
@@ -225,7 +208,7 @@ async fn http_shed_samples_served_requests_and_counts_overload_answers_as_drops(
 
 #[tokio::test]
 async fn drop_on_decides_which_answers_are_drops() {
-    let resource = adaptive(20);
+    let resource = aimd(20);
     let layer = HttpShedLayer::new(Arc::clone(&resource))
         .drop_on(|parts| parts.status == StatusCode::SERVICE_UNAVAILABLE);
     let served = serve(router(layer)).await;

@@ -13,37 +13,17 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 mod support;
+use support::adaptive_window::{aimd, close_window};
 use support::http::serve_hyper;
 
 use bytes::Bytes;
 use http::{header, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
-use sidejob::adaptive::Adaptive;
 use sidejob::tower::HttpShedLayer;
-use sidejob::Resource;
 use tower::{service_fn, Layer, ServiceExt};
-
-const WINDOW: Duration = Duration::from_millis(20);
-
-fn adaptive() -> Arc<Resource> {
-    Arc::new(
-        Resource::builder()
-            .capacity(8)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    )
-}
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close_window(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
-}
 
 /// A streamed body: its chunks one frame each, no size hint, and never
 /// `is_end_stream` before `poll_frame` has answered `None`.
@@ -97,7 +77,7 @@ async fn handler(request: Request<hyper::body::Incoming>) -> Result<Response<Chu
 
 #[tokio::test]
 async fn streamed_responses_with_a_content_length_are_samples() {
-    let resource = adaptive();
+    let resource = aimd(8);
     let layer = HttpShedLayer::new(Arc::clone(&resource));
     let served = serve_hyper(layer.layer(service_fn(handler))).await;
     for _ in 0..5 {
@@ -111,7 +91,7 @@ async fn streamed_responses_with_a_content_length_are_samples() {
 
 #[tokio::test]
 async fn responses_with_no_body_are_samples_at_their_head() {
-    let resource = adaptive();
+    let resource = aimd(8);
     let layer = HttpShedLayer::new(Arc::clone(&resource));
     let served = serve_hyper(layer.layer(service_fn(handler))).await;
     let (status, body) = served.send(Method::HEAD, "/").await;

@@ -6,35 +6,18 @@
 //! due. The sleeps are the window's time.
 #![cfg(feature = "http")]
 
+mod support;
+use support::adaptive_window::{aimd, close_window};
+
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use http::{Request, Response};
-use sidejob::adaptive::Adaptive;
 use sidejob::tower::{HttpShedLayer, ShedLayer};
-use sidejob::Resource;
 use tower::{service_fn, Layer, Service, ServiceExt};
 
-const WINDOW: Duration = Duration::from_millis(20);
 const SERVICES: usize = 5;
-
-fn adaptive() -> Arc<Resource> {
-    Arc::new(
-        Resource::builder()
-            .capacity(8)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    )
-}
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close_window(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
-}
 
 /// An inner service that never gets ready.
 #[derive(Debug, Clone)]
@@ -56,7 +39,7 @@ impl Service<()> for Broken {
 
 #[tokio::test]
 async fn a_readied_service_dropped_is_no_sample() {
-    let resource = adaptive();
+    let resource = aimd(8);
     let layer = ShedLayer::new(Arc::clone(&resource));
     for _ in 0..SERVICES {
         let mut service = layer.layer(service_fn(|()| async { Ok::<_, Infallible>(()) }));
@@ -71,7 +54,7 @@ async fn a_readied_service_dropped_is_no_sample() {
 
 #[tokio::test]
 async fn a_readied_http_service_replaced_by_a_clone_is_no_sample() {
-    let resource = adaptive();
+    let resource = aimd(8);
     let layer = HttpShedLayer::new(Arc::clone(&resource));
     let mut service = layer.layer(service_fn(|_: Request<()>| async {
         Ok::<_, Infallible>(Response::new(String::from("hi")))
@@ -90,7 +73,7 @@ async fn a_readied_http_service_replaced_by_a_clone_is_no_sample() {
 
 #[tokio::test]
 async fn an_inner_service_that_fails_to_get_ready_is_no_sample() {
-    let resource = adaptive();
+    let resource = aimd(8);
     let mut service = ShedLayer::new(Arc::clone(&resource)).layer(Broken);
     for _ in 0..SERVICES {
         let error = service.ready().await.unwrap_err();

@@ -10,8 +10,9 @@
 //! 2. If the reserve had nothing to spare and capacity is **scarce**, no
 //!    shard keeps a free slot: refuse.
 //! 3. A priority with a share below 1 **sweeps** first when capacity is
-//!    plentiful (or waits out another thread's sweep), so the reserve counts
-//!    every free slot and its check is exact.
+//!    plentiful, so the reserve counts every free slot and its check is
+//!    exact. Any priority waits out another thread's sweep: its slots in
+//!    transit are free slots nobody's read can see.
 //! 4. Otherwise **move one slot home**: the home shard's own free slot, or
 //!    one taken off another shard's limit. Capacity follows the admissions.
 //! 5. Every shard and the reserve were full: read them all again. Unchanged,
@@ -98,6 +99,14 @@ impl ShardedCounter {
             };
             match seen.mode() {
                 Mode::Scarce => return Err(self.refused(start, priority)),
+                Mode::Sweeping => {
+                    // A sweep may hold free slots in transit, in neither a
+                    // shard nor the reserve: no read proves "full" until it
+                    // is done. Wait it out (short: it takes no lock); then
+                    // capacity is scarce and the reserve's word is exact.
+                    self.await_sweep();
+                    continue;
+                }
                 _ if keep > 0 => {
                     self.sweep();
                     self.await_sweep();

@@ -206,8 +206,8 @@ pub struct OwnedPermit {
 /// The bits of an owned permit's tag that hold its shard plus one.
 const SHARD_BITS: u32 = 64 - STAMP_BITS;
 const SHARD_MASK: u64 = (1 << SHARD_BITS) - 1;
-// The largest ticket plus one: a shard index marked `FROM_RESERVE`.
-const _: () = assert!((FROM_RESERVE | (crate::MAX_SHARDS - 1)) as u64 + 1 <= SHARD_MASK);
+// The largest ticket (a shard index marked `FROM_RESERVE`) plus one fits.
+const _: () = assert!(((FROM_RESERVE | (crate::MAX_SHARDS - 1)) as u64) < SHARD_MASK);
 
 impl OwnedPermit {
     #[inline]

@@ -3,6 +3,7 @@
 //! warning here.
 #![allow(dead_code)]
 
+pub mod adaptive_window;
 pub mod admission_model;
 pub mod async_objects;
 pub mod backend;
