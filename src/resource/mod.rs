@@ -201,16 +201,20 @@ impl Resource {
     /// an adaptive limit samples it.
     #[inline]
     fn acquire(&self, start: usize, priority: Priority) -> Result<Permit<'_>, Overload> {
+        let (ticket, started) = self.admit(start, priority)?;
+        Ok(Permit::new(self, ticket, started))
+    }
+
+    /// Admits one of `priority` from shard `start`: the admission's ticket
+    /// and its sample's stamp (0 when unsampled). Both permits are made
+    /// from these.
+    #[inline]
+    fn admit(&self, start: usize, priority: Priority) -> Result<(usize, u64), Overload> {
         self.check_expiry();
-        let (shard, grant) = match self.counter.admit_numbered(start, priority) {
-            Ok(admitted) => admitted,
-            Err(overload) => return Err(self.refused(overload)),
-        };
-        Ok(Permit::new(
-            self,
-            shard,
-            started(self.governor.as_deref(), grant),
-        ))
+        match self.counter.admit_numbered(start, priority) {
+            Ok((ticket, grant)) => Ok((ticket, started(self.governor.as_deref(), grant))),
+            Err(overload) => Err(self.refused(overload)),
+        }
     }
 
     /// Like [`try_acquire`](Self::try_acquire), but the permit owns a handle
@@ -309,15 +313,11 @@ impl Resource {
     /// anchored there.
     #[inline]
     fn acquire_owned(&self, start: usize, priority: Priority) -> Result<OwnedPermit, Overload> {
-        self.check_expiry();
-        let (shard, grant) = match self.counter.admit_numbered(start, priority) {
-            Ok(admitted) => admitted,
-            Err(overload) => return Err(self.refused(overload)),
-        };
+        let (ticket, started) = self.admit(start, priority)?;
         Ok(OwnedPermit::new(
             anchor::reference(&self.anchors[start]),
-            shard,
-            started(self.governor.as_deref(), grant),
+            ticket,
+            started,
         ))
     }
 

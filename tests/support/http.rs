@@ -30,17 +30,25 @@ pub struct Served {
 
 /// Serves `router` on a free port of 127.0.0.1.
 pub async fn serve(router: Router) -> Served {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
-    Served {
-        address,
-        client: Client::builder(TokioExecutor::new()).build_http(),
-        server,
-    }
+    Served::run(|listener| async move { axum::serve(listener, router).await }).await
 }
 
 impl Served {
+    /// Binds a free port of 127.0.0.1 and spawns `server` on it.
+    async fn run<F, Fut>(server: F) -> Served
+    where
+        F: FnOnce(tokio::net::TcpListener) -> Fut,
+        Fut: Future<Output = std::io::Result<()>> + Send + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        Served {
+            address,
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            server: tokio::spawn(server(listener)),
+        }
+    }
+
     /// `GET path`: the status and the whole body. The future owns what it
     /// needs, so it can be spawned.
     pub fn get(&self, path: &'static str) -> impl Future<Output = (StatusCode, Bytes)> + Send {
@@ -77,9 +85,7 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
+    Served::run(|listener| async move {
         loop {
             let (stream, _) = listener.accept().await?;
             let service = service.clone();
@@ -93,12 +99,8 @@ where
                     .await;
             });
         }
-    });
-    Served {
-        address,
-        client: Client::builder(TokioExecutor::new()).build_http(),
-        server,
-    }
+    })
+    .await
 }
 
 impl Served {
