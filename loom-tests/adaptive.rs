@@ -138,3 +138,48 @@ fn a_users_resize_racing_a_close_stands() {
         assert_eq!(resource.capacity(), 1);
     });
 }
+
+/// (ah) A censored release (a cancelled call) races a close that a drop
+/// starts: the close may take the sample's censored mark without its count
+/// (they are two words). The window must still close on its figures (no
+/// division by a zero count, no count below the censored ones), and the
+/// limit go on adapting: a later close still runs.
+#[test]
+fn a_censored_release_racing_a_close_never_breaks_the_window() {
+    loom::model(|| {
+        let resource = Arc::new(
+            Resource::builder()
+                .capacity(2)
+                .shards(1)
+                .adaptive(Adaptive::aimd().min_limit(1).max_limit(2).min_samples(1))
+                .build()
+                .unwrap(),
+        );
+        let cancelling = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                if let Ok(permit) = resource.try_acquire() {
+                    permit.cancelled();
+                }
+            })
+        };
+        let dropping = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                if let Ok(permit) = resource.try_acquire() {
+                    permit.dropped();
+                }
+            })
+        };
+        cancelling.join().unwrap();
+        dropping.join().unwrap();
+        let windows = resource.adaptive_stats().unwrap().windows;
+        drop(
+            resource
+                .try_acquire()
+                .expect("usage is 0, the limit at least 1"),
+        );
+        assert!(resource.adaptive_stats().unwrap().windows > windows);
+        assert_eq!(resource.usage(), 0);
+    });
+}

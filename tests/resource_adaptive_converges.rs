@@ -3,8 +3,11 @@
 //! clients offering 4 × K at once through an adaptive resource that starts
 //! far from K. Margins are wide (a 2-core CI machine runs other tests
 //! meanwhile, and a scheduling delay of a few ms inflates every latency;
-//! requests of 8 ms keep that small beside them): over the last second the limit stays within [K / 2, 4 K],
+//! requests of 8 ms keep that small beside them): over the last second the limit stays within [K / 2, 6 K],
 //! where a limit that did not adapt would sit at its start or its maximum.
+//! (Gradient re-probes its baseline every 64 windows, 3.2 s here, inside
+//! the second measured: after a probe it climbs back, for a few windows to
+//! 5 K; at 4 K the test failed about one run in five.)
 //! The sleeps are the downstream's work.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,10 +92,10 @@ fn limits_over_the_last_second(adaptive: Adaptive, start: usize) -> Vec<usize> {
 
 fn assert_found_k(name: &str, limits: &[usize]) {
     assert!(
-        limits.iter().all(|&limit| (K / 2..=4 * K).contains(&limit)),
+        limits.iter().all(|&limit| (K / 2..=6 * K).contains(&limit)),
         "{name}: the limit left [{}, {}]: {limits:?}",
         K / 2,
-        4 * K
+        6 * K
     );
 }
 

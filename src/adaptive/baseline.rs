@@ -81,13 +81,15 @@ impl Observed {
     /// What of `totals` the baseline follows, or `None` when every sample
     /// was censored.
     pub(super) fn of(totals: &SampleTotals) -> Option<Observed> {
-        let answered = totals.samples - totals.censored;
+        // A window decided on its drops alone may have no samples at all.
+        let all = totals.sum_nanos.checked_div(totals.samples)?;
+        let answered = totals.samples.saturating_sub(totals.censored);
         let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
         let mean = answered_nanos.checked_div(answered)?;
         Some(Observed {
             mean: mean.max(1),
             answered,
-            all: (totals.sum_nanos / totals.samples).max(1),
+            all: all.max(1),
         })
     }
 }
@@ -259,6 +261,24 @@ mod tests {
         assert!(Observed::of(&censored).is_none());
         assert!(!baseline.before(Observed::of(&censored), 1, true, true));
         assert_eq!(baseline.mean, 8000);
+    }
+
+    #[test]
+    fn a_window_of_drops_alone_or_of_stray_marks_is_no_observation() {
+        // A window decided on a drop, whose one sample's count a take left
+        // for the next window while taking its censored mark.
+        let stray = SampleTotals {
+            censored: 1,
+            censored_nanos: 40,
+            drops: 1,
+            ..SampleTotals::default()
+        };
+        assert!(Observed::of(&stray).is_none());
+        let drops_only = SampleTotals {
+            drops: 3,
+            ..SampleTotals::default()
+        };
+        assert!(Observed::of(&drops_only).is_none());
     }
 
     #[test]

@@ -33,7 +33,7 @@ use quanta::Clock;
 
 use super::{Adaptive, AdaptiveStats, Controller};
 use crate::admission::ShardedCounter;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::{try_lock, AtomicU64, Mutex, Ordering};
 
 /// Under loom every sampled release finds its window due, so that the
 /// models explore a close racing the admissions and releases (loom models
@@ -191,8 +191,10 @@ impl Governor {
     #[cold]
     #[inline(never)]
     fn close(&self, counter: &ShardedCounter, now: u64) {
-        let Ok(mut closing) = self.closing.try_lock() else {
-            return; // closing under way, or a poisoned lock (never: see below)
+        // Poison is taken as it is: a close that panicked must not stop
+        // every later one, which would freeze the limit for good.
+        let Some(mut closing) = try_lock(&self.closing) else {
+            return; // closing under way
         };
         let opened = self.hot.opened.load(Ordering::Relaxed);
         if !ALWAYS_DUE && self.hot.clock.delta_as_nanos(opened, now) < self.hot.window_nanos {
@@ -206,8 +208,9 @@ impl Governor {
         closing.refused = refused;
         closing.granted = granted;
         let limit = counter.capacity();
-        // `close` catches the algorithm's panics, so the lock is never
-        // poisoned and the counts stay whole.
+        // `close` catches the algorithm's panics, so the counts stay whole;
+        // should anything else in it panic, the next close takes the lock
+        // as it is (above).
         if let Some(next) = closing.controller.close(limit, gathered, new_refused) {
             // Within [min, max], checked against the largest capacity at
             // build. Only over the limit this window read, and never

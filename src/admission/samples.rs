@@ -96,15 +96,26 @@ impl ShardSamples {
 
     /// Takes everything recorded since the last take, leaving the
     /// accumulators empty.
+    ///
+    /// The words are taken one by one while releases keep adding, so a
+    /// sample may land partly in this take and partly in the next: a
+    /// censored mark without its count (which the next take then counts as
+    /// an answered call). The marks are capped at the counts, so the
+    /// totals always hold `censored <= samples` and `censored_nanos <=
+    /// sum_nanos` (loom model (ah)).
     pub(crate) fn take(&self) -> SampleTotals {
         let count = self.count.swap(0, Ordering::Relaxed);
+        let sum_nanos = self.sum_nanos.swap(0, Ordering::Relaxed);
         SampleTotals {
             samples: count,
-            sum_nanos: self.sum_nanos.swap(0, Ordering::Relaxed),
+            sum_nanos,
             min_nanos: self.min_nanos.swap(u64::MAX, Ordering::Relaxed),
             max_nanos: self.max_nanos.swap(0, Ordering::Relaxed),
-            censored: self.censored.swap(0, Ordering::Relaxed),
-            censored_nanos: self.censored_nanos.swap(0, Ordering::Relaxed),
+            censored: self.censored.swap(0, Ordering::Relaxed).min(count),
+            censored_nanos: self
+                .censored_nanos
+                .swap(0, Ordering::Relaxed)
+                .min(sum_nanos),
             peak: self.peak.swap(0, Ordering::Relaxed),
             drops: self.drops.swap(0, Ordering::Relaxed),
         }
