@@ -196,15 +196,16 @@ impl ShardedCounter {
         Overload
     }
 
-    /// Gives back a slot admitted on `shard` (or the ticket of one, see
-    /// [`admit_numbered`](Self::admit_numbered)).
+    /// Gives back a slot by its admission's `ticket` (see
+    /// [`admit_numbered`](Self::admit_numbered)), or by its bare shard.
     #[inline]
-    pub(crate) fn release(&self, shard: usize) {
-        if shard & FROM_RESERVE != 0 {
+    pub(crate) fn release(&self, ticket: usize) {
+        if ticket & FROM_RESERVE != 0 {
             // Leased under scarcity: back to the reserve, whatever the mode
             // now (had capacity turned plentiful, the slot is as well there).
-            return self.release_to_reserve(shard_of(shard));
+            return self.release_to_reserve(shard_of(ticket));
         }
+        let shard = ticket;
         if self.reserve.load().mode() == Mode::Scarce {
             return self.release_to_reserve(shard);
         }

@@ -86,14 +86,13 @@ impl ShardedCounter {
                         // A sweep may have begun since the lease: the
                         // chunk's free slots must not stay on the shard.
                         self.settle(start);
-                        return Ok((start, grant));
                     }
-                    if left == Mode::Spread {
-                        return Ok((start, grant));
-                    }
-                    // Leased while capacity stays scarce: its release hands
-                    // the slot straight back, without reading the mode.
-                    return Ok((start | FROM_RESERVE, grant));
+                    // Leased while capacity stays scarce (always one slot):
+                    // its release hands the slot straight back, without
+                    // reading the mode.
+                    let scarce = left != Mode::Spread;
+                    let ticket = if scarce { start | FROM_RESERVE } else { start };
+                    return Ok((ticket, grant));
                 }
                 Err(seen) => seen,
             };
