@@ -39,6 +39,8 @@ fn renew(
         .key(format!("{tag}:expiry"))
         .key(format!("{tag}:learned"))
         .key(format!("{tag}:owners"))
+        .key(format!("{tag}:levels"))
+        .key(format!("{tag}:order"))
         .arg(format!("node-{node}"))
         .arg(format!("token-{node}"))
         .arg(capacity)

@@ -25,7 +25,7 @@ fn debug_server() -> RedisServer {
 }
 
 fn expiry_of(server: &RedisServer, budget: &str, node: &str) -> Option<i64> {
-    redis::cmd("HGET")
+    redis::cmd("ZSCORE")
         .arg(format!("{{sidejob:fleet:{budget}}}:expiry"))
         .arg(node)
         .query(&mut server.connection())

@@ -16,7 +16,8 @@ async fn a_node_with_the_documented_acl_joins_renews_and_leaves() {
     let server = RedisServer::start();
     // The user of `docs/operations.md`, word for word.
     let acl = "ACL SETUSER fleet on >secret ~{sidejob:fleet:* +evalsha +script|load +time \
-               +hget +hmget +hset +hsetnx +hdel +hgetall +hvals +hlen +del +pexpire";
+               +type +exists +unlink +pexpire +hget +hmget +hset +hsetnx +hdel +hgetall +hlen \
+               +hexists +hincrby +zadd +zrem +zscore +zcard +zcount +zrank +zrangebyscore";
     let words: Vec<&str> = acl.split_whitespace().collect();
     server.run(&words);
     let documented = include_str!("../../docs/operations.md")

@@ -17,7 +17,7 @@ use crate::support::redis_server::{RedisServer, LEASE, REFRESH};
 use crate::{learning, ledger_total};
 
 fn expiry_of(server: &RedisServer, budget: &str, node: &str) -> Option<i64> {
-    redis::cmd("HGET")
+    redis::cmd("ZSCORE")
         .arg(format!("{{sidejob:fleet:{budget}}}:expiry"))
         .arg(node)
         .query(&mut server.connection())

@@ -1,0 +1,315 @@
+//! What one fleet budget costs Redis as the fleet grows: simulated nodes
+//! making the renewal call itself (the script `sidejob::fleet` runs, with a
+//! node's arguments) against a real `redis-server` on a free port of
+//! 127.0.0.1.
+//!
+//! ```text
+//! cargo run --release --features redis --example fleet_scale
+//! cargo run --release --features redis --example fleet_scale -- --sizes 10,100 --renewals 500
+//! ```
+//!
+//! For each fleet size it joins every node (64 calls in flight, as nodes
+//! starting at once would make them), then times a round of renewals
+//! spread over one second, as the nodes of a fleet with a 1 s refresh make
+//! them: a share of the renewals (`--churn`, 20% by default) come from nodes whose want moved, so
+//! the fair share is recomputed under a changing demand, and each call
+//! carries the expiry and time since its node's last answer, as a node's
+//! does. It prints the renewal's p50 and p99 as the node sees it (sent to
+//! answered, Redis's queue included), Redis's own `usec_per_call` for the
+//! script (`INFO commandstats`), and the share of one Redis core the
+//! budget would take at a 1 s refresh (`nodes × usec_per_call / 1 s`).
+//! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use redis::aio::MultiplexedConnection;
+use tokio::sync::Mutex;
+
+#[path = "../tests/support/redis_server.rs"]
+#[allow(dead_code)]
+mod redis_server;
+
+const SCRIPT: &str = include_str!("../src/fleet/renew.lua");
+const REFRESH_MS: u64 = 1_000;
+/// Slots per node: wants are drawn around an equal share, so some nodes
+/// want less than it and others are capped at the water level.
+const SLOTS_PER_NODE: u64 = 8;
+
+#[derive(Parser)]
+struct Args {
+    /// Fleet sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
+    sizes: Vec<usize>,
+    /// Renewals timed per size (default: one per node, at least 1,000),
+    /// spread over one second.
+    #[arg(long)]
+    renewals: Option<usize>,
+    /// Calls in flight while the round runs (nodes renewing at once).
+    #[arg(long, default_value_t = 32)]
+    in_flight: usize,
+    /// The budget's lease (ms). A fleet whose joins take longer than it
+    /// answers `late` to renewals whose lease ran out meanwhile.
+    #[arg(long, default_value_t = 10_000)]
+    lease_ms: u64,
+    /// The share of renewals (%) whose node's want moved since its last.
+    #[arg(long, default_value_t = 20)]
+    churn: u64,
+    /// Another version of the script to run instead (a file), to compare:
+    /// `git show <commit>:src/fleet/renew.lua > old.lua`.
+    #[arg(long)]
+    script: Option<std::path::PathBuf>,
+}
+
+/// One simulated node's view of its last answer.
+#[derive(Clone, Copy, Default)]
+struct Node {
+    want: u64,
+    holding: u64,
+    /// The expiry its last answer carried, and when it sent that call.
+    seen: Option<(i64, Instant)>,
+}
+
+/// A small generator (xorshift), so each run draws the same demand.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+struct Budget {
+    keys: Vec<String>,
+    capacity: u64,
+    lease_ms: u64,
+    script: redis::Script,
+}
+
+impl Budget {
+    fn new(name: &str, capacity: u64, args: &Args) -> Budget {
+        let tag = format!("{{sidejob:fleet:{name}}}");
+        let keys = [
+            "meta", "grants", "wants", "expiry", "learned", "owners", "levels", "order",
+        ]
+        .iter()
+        .map(|key| format!("{tag}:{key}"))
+        .collect();
+        Budget {
+            keys,
+            capacity,
+            lease_ms: args.lease_ms,
+            script: redis::Script::new(&match &args.script {
+                Some(path) => std::fs::read_to_string(path).expect("the script's file"),
+                None => SCRIPT.to_owned(),
+            }),
+        }
+    }
+
+    /// One call of node `index`, as its renewal task makes it; the time
+    /// from sending it to its answer, and whether it came too late (the
+    /// lease it renews had run out: the node joins again).
+    async fn call(
+        &self,
+        connection: &mut MultiplexedConnection,
+        index: usize,
+        node: &mut Node,
+        mode: &str,
+    ) -> (Duration, bool) {
+        let mut invocation = self.script.prepare_invoke();
+        for key in &self.keys {
+            invocation.key(key);
+        }
+        let (seen, since) = match node.seen {
+            Some((expiry, sent)) => (expiry, sent.elapsed().as_millis() as i64),
+            None => (-1, -1),
+        };
+        invocation
+            .arg(format!("node-{index}"))
+            .arg(format!("token-{index}"))
+            .arg(self.capacity)
+            .arg(self.lease_ms)
+            .arg(REFRESH_MS)
+            .arg(node.want)
+            .arg(node.holding)
+            .arg(mode)
+            .arg(seen)
+            .arg(since);
+        let sent = Instant::now();
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+        let (status, _grant, target, _, _, _, expiry, _): Reply = invocation
+            .invoke_async(connection)
+            .await
+            .expect("the script answers");
+        let took = sent.elapsed();
+        if status == "late" {
+            node.seen = None;
+            return (took, true);
+        }
+        assert_eq!(status, "ok", "node-{index}'s {mode}");
+        node.holding = target;
+        node.seen = Some((expiry, sent));
+        (took, false)
+    }
+}
+
+/// Redis's time in the script since the last `CONFIG RESETSTAT`, per call
+/// (µs), over `EVALSHA` and the `EVAL` redis-rs falls back to.
+async fn usec_per_call(connection: &mut MultiplexedConnection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(connection)
+        .await
+        .expect("INFO answers");
+    let (mut calls, mut usec) = (0.0, 0.0);
+    for line in info.lines() {
+        let Some(stats) = line
+            .strip_prefix("cmdstat_evalsha:")
+            .or_else(|| line.strip_prefix("cmdstat_eval:"))
+        else {
+            continue;
+        };
+        for field in stats.split(',') {
+            match field.split_once('=') {
+                Some(("calls", value)) => calls += value.parse::<f64>().unwrap_or(0.0),
+                Some(("usec", value)) => usec += value.parse::<f64>().unwrap_or(0.0),
+                _ => {}
+            }
+        }
+    }
+    if calls > 0.0 {
+        usec / calls
+    } else {
+        0.0
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[index].as_secs_f64() * 1e6
+}
+
+async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64, f64, f64) {
+    let client = redis::Client::open(url).expect("a valid URL");
+    let mut control = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis-server answers");
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut control)
+        .await
+        .expect("FLUSHALL");
+    let budget = Arc::new(Budget::new(
+        &format!("scale-{nodes}"),
+        SLOTS_PER_NODE * nodes as u64,
+        args,
+    ));
+    let mut draw = Draw(0x9E37_79B9_7F4A_7C15 ^ nodes as u64);
+    let states: Arc<Vec<Mutex<Node>>> = Arc::new(
+        (0..nodes)
+            .map(|_| {
+                Mutex::new(Node {
+                    want: draw.next() % (2 * SLOTS_PER_NODE + 1),
+                    ..Node::default()
+                })
+            })
+            .collect(),
+    );
+
+    // Every node joins, 64 calls in flight.
+    let started = Instant::now();
+    let mut joins = tokio::task::JoinSet::new();
+    for worker in 0..64.min(nodes) {
+        let (budget, states) = (Arc::clone(&budget), Arc::clone(&states));
+        let mut connection = control.clone();
+        joins.spawn(async move {
+            for index in (worker..nodes).step_by(64) {
+                let mut node = states[index].lock().await;
+                let (_, late) = budget.call(&mut connection, index, &mut node, "join").await;
+                assert!(!late, "a join is never late");
+            }
+        });
+    }
+    joins.join_all().await;
+    let joined = started.elapsed();
+
+    // A round of renewals over one second, `in_flight` nodes at a time.
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut control)
+        .await
+        .expect("CONFIG RESETSTAT");
+    let workers = args.in_flight.min(renewals).min(nodes).max(1);
+    let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
+    let mut round = tokio::task::JoinSet::new();
+    let start = tokio::time::Instant::now();
+    for worker in 0..workers {
+        let (budget, states) = (Arc::clone(&budget), Arc::clone(&states));
+        let mut connection = control.clone();
+        let churn = args.churn;
+        round.spawn(async move {
+            let mut draw = Draw(0xD1B5_4A32_D192_ED03 ^ (worker as u64 + 1));
+            // Staggered, so the calls arrive spread over the second.
+            let first = start + every.mul_f64(worker as f64 / workers as f64);
+            let mut ticks = tokio::time::interval_at(first, every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut took = Vec::new();
+            for call in (worker..renewals).step_by(workers) {
+                ticks.tick().await;
+                let index = (call * 7919) % nodes;
+                let mut node = states[index].lock().await;
+                if draw.next() % 100 < churn {
+                    node.want = draw.next() % (2 * SLOTS_PER_NODE + 1);
+                }
+                took.push(
+                    budget
+                        .call(&mut connection, index, &mut node, "renew")
+                        .await,
+                );
+            }
+            took
+        });
+    }
+    let answers: Vec<(Duration, bool)> = round.join_all().await.into_iter().flatten().collect();
+    let late = answers.iter().filter(|(_, late)| *late).count();
+    let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
+    took.sort();
+    let per_call = usec_per_call(&mut control).await;
+    let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
+    let busy = nodes as f64 * per_call / (REFRESH_MS as f64 * 1e3) * 100.0;
+    println!(
+        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {busy:>9.1}%",
+        joined.as_secs_f64()
+    );
+    (per_call, p99, busy)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args = Args::parse();
+    let server = redis_server::RedisServer::start();
+    println!(
+        "redis-server on 127.0.0.1:{}; lease {} ms, refresh {REFRESH_MS} ms, \
+         {SLOTS_PER_NODE} slots per node",
+        server.port, args.lease_ms
+    );
+    println!(
+        " nodes |    joined | renewals |  late | p50 (us) | p99 (us) | usec_per_call | redis busy"
+    );
+    let mut last = None;
+    for &nodes in &args.sizes {
+        let renewals = args.renewals.unwrap_or(nodes.max(1000));
+        let figures = measure(&server.url(), nodes, renewals, &args).await;
+        last = Some((nodes, figures));
+    }
+    if let Some((nodes, (per_call, p99, busy))) = last {
+        println!(
+            "nodes {nodes}: usec_per_call {per_call:.1}, p99 {p99:.0} us, redis busy {busy:.1}%"
+        );
+    }
+}
