@@ -3,7 +3,9 @@
 //! applying each answer as a busy node would (its next `holding` is what it
 //! was told to admit), the ledger never grants more than the capacity;
 //! once settled, a node wanting at most an equal share gets its want, no
-//! node that wants starves, and the shares stand still under steady wants.
+//! node that wants starves, the shares stand still under steady wants and
+//! are exactly Doorman's water-filling, before and after a resize past the
+//! levels tree's width (#41).
 #![cfg(feature = "redis")]
 
 use proptest::prelude::*;
@@ -30,6 +32,18 @@ fn renew(
     want: u64,
     holding: u64,
 ) -> Answer {
+    call(connection, budget, node, (capacity, "renew"), want, holding)
+}
+
+/// One call of the script by `node`, `mode` "renew" or "resize".
+fn call(
+    connection: &mut redis::Connection,
+    budget: &str,
+    node: usize,
+    (capacity, mode): (u64, &str),
+    want: u64,
+    holding: u64,
+) -> Answer {
     let tag = format!("{{sidejob:fleet:{budget}}}");
     type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
     let (status, grant, target, _, _, _, _, _): Reply = redis::Script::new(SCRIPT)
@@ -48,7 +62,7 @@ fn renew(
         .arg(LEASE_MS) // refresh: no gap between calls is long here
         .arg(want)
         .arg(holding)
-        .arg("renew")
+        .arg(mode)
         .arg(-1)
         .arg(-1)
         .invoke(connection)
@@ -57,13 +71,47 @@ fn renew(
     Answer { grant, target }
 }
 
+/// Doorman's water-filling, exactly: the highest level `L` with
+/// `sum(min(want, L)) <= capacity`; a node wanting at most `L` gets its
+/// want, the others `L` or `L + 1`, the `+ 1`s taking what is left.
+fn check_water_filling(wants: &[u64], capacity: u64, shares: &[u64]) -> Result<(), String> {
+    let wanted: u64 = wants.iter().sum();
+    if wanted <= capacity {
+        return (shares == wants)
+            .then_some(())
+            .ok_or(format!("every want fits: {shares:?} for {wants:?}"));
+    }
+    let filled = |level: u64| wants.iter().map(|&w| w.min(level)).sum::<u64>();
+    let level = (0..=capacity)
+        .rev()
+        .find(|&l| filled(l) <= capacity)
+        .unwrap();
+    for (&want, &share) in wants.iter().zip(shares) {
+        let right = if want <= level {
+            share == want
+        } else {
+            share == level || share == level + 1
+        };
+        if !right {
+            return Err(format!(
+                "level {level}: {shares:?} for {wants:?} of {capacity}"
+            ));
+        }
+    }
+    let total: u64 = shares.iter().sum();
+    (total == capacity)
+        .then_some(())
+        .ok_or(format!("{total} of {capacity}: {shares:?} for {wants:?}"))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn fair_share_holds_the_capacity_meets_small_wants_and_settles(
         capacity in 1u64..200,
-        wants in proptest::collection::vec(0u64..300, 1..8),
+        wants in proptest::collection::vec(0u64..300, 1..24),
+        grown in 1u64..4,
     ) {
         let server = RedisServer::start();
         let mut connection = server.connection();
@@ -108,5 +156,22 @@ proptest! {
         // No slot idles: the shares take the whole budget, or every want.
         let wanted: u64 = wants.iter().sum();
         prop_assert_eq!(last.iter().sum::<u64>(), wanted.min(capacity), "{:?} of {}", last, capacity);
+        check_water_filling(&wants, capacity, last).map_err(TestCaseError::fail)?;
+
+        // Resized up, past the tree's width when `grown` is 2 or more: the
+        // shares fill the new capacity the same way.
+        let resized = capacity * (1 + grown);
+        call(&mut connection, budget, 0, (resized, "resize"), wants[0], holding[0]);
+        let mut targets = vec![0u64; nodes];
+        for _ in 0..4 {
+            for node in 0..nodes {
+                let answer = renew(&mut connection, budget, node, resized, wants[node], holding[node]);
+                grants[node] = answer.grant;
+                prop_assert!(grants.iter().sum::<u64>() <= resized, "grants {grants:?} past {resized}");
+                targets[node] = answer.target;
+                holding[node] = answer.target;
+            }
+        }
+        check_water_filling(&wants, resized, &targets).map_err(TestCaseError::fail)?;
     }
 }

@@ -39,9 +39,9 @@
 -- budget's setting in the 6th field; "owner" (another process
 -- holds the node's name: the 7th field is how long its lease has left, ms).
 -- A ledger whose keys hold what this script never writes (a key of another
--- type, a value that is no count) is an error reply, `CORRUPT ...`, before
--- anything is written; one whose records disagree with each other (a key
--- deleted, a node of an older layout at work) is forgotten and learned
+-- type, a value that is no count) is an error reply, `CORRUPT ...`, and is
+-- forgotten; one whose records disagree with each other (a key deleted, a
+-- node of an older layout at work) is forgotten too. Either is learned
 -- again, as a lost ledger is.
 local meta, grants, wants, expiry, learned, owners, levels, order =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -67,8 +67,14 @@ if mode ~= 'leave' and seen >= 0 and seen <= now then
   return {'late', 0, 0, 0, 0, 0, 0, 0}
 end
 
+-- A ledger that holds what this script never writes: the call fails
+-- naming what it found, and the whole budget is forgotten (settings
+-- included), so the next call starts it afresh, learning: bad data costs
+-- one failed call per node and a learning lease, never a grant past the
+-- budget nor a budget that fails for good.
 local function corrupt(what)
-  error({err = 'CORRUPT sidejob fleet ledger: ' .. what})
+  redis.call('UNLINK', meta, grants, wants, expiry, learned, owners, levels, order)
+  error({err = 'CORRUPT sidejob fleet ledger, forgotten: ' .. what})
 end
 
 -- A count read from the ledger: a whole number, not below zero.

@@ -4,13 +4,14 @@
 //! two processes under one name, a budget left behind, bounds on `join`
 //! and `set_capacity`, an outage past the lease, a node leaving with
 //! permits still held, and a primary demoted behind the address the nodes
-//! use. Each node is a `Resource` in this process with its own `Fleet`;
+//! use, and bad data in Redis. Each node is a `Resource` in this process with its own `Fleet`;
 //! the sleeps are leases and refreshes passing.
 #![cfg(feature = "redis")]
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bad_data;
 mod bounds;
 mod clock_step;
 mod concurrent_calls;
