@@ -638,10 +638,7 @@ impl Run {
 
     fn sample(&mut self) {
         if let Some(connection) = self.ledger.as_mut() {
-            let grants: Vec<(String, u64)> = redis::cmd("HGETALL")
-                .arg(format!("{{sidejob:fleet:{BUDGET}}}:grants"))
-                .query(connection)
-                .expect("HGETALL answers");
+            let grants = redis_server::ledger_grants(connection, BUDGET);
             let total = grants.iter().map(|(_, grant)| grant).sum();
             self.ledger_most = self.ledger_most.max(total);
         }
@@ -808,10 +805,10 @@ fn drive(quick: bool) -> i32 {
     // and the busy node's has grown past what it was.
     let mut ledger = redis.connection();
     let mut grants = move || -> Vec<(String, usize)> {
-        redis::cmd("HGETALL")
-            .arg(format!("{{sidejob:fleet:{BUDGET}}}:grants"))
-            .query(&mut ledger)
-            .expect("HGETALL answers")
+        redis_server::ledger_grants(&mut ledger, BUDGET)
+            .into_iter()
+            .map(|(node, grant)| (node, grant as usize))
+            .collect()
     };
     let grant_of = |grants: &[(String, usize)], name: &str| {
         grants
@@ -880,11 +877,7 @@ fn drive(quick: bool) -> i32 {
     let live = run.nodes.iter().filter(|node| node.alive).count();
     let mut ledger = redis.connection();
     let rebuilt = run.watch_until(LEASE, |_| {
-        let listed: usize = redis::cmd("HLEN")
-            .arg(format!("{{sidejob:fleet:{BUDGET}}}:grants"))
-            .query(&mut ledger)
-            .expect("HLEN answers");
-        listed == live
+        redis_server::ledger_grants(&mut ledger, BUDGET).len() == live
     });
     run.event(&format!(
         "the ledger lists every live node after {}",

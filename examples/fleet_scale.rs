@@ -9,7 +9,8 @@
 //! ```
 //!
 //! For each fleet size it joins every node (64 calls in flight, as nodes
-//! starting at once would make them), then times a round of renewals
+//! starting at once would make them), renews for a lease untimed (past the
+//! budget's first, learning, lease), then times a round of renewals
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
 //! them: a share of the renewals (`--churn`, 20% by default) come from nodes whose want moved, so
 //! the fair share is recomputed under a changing demand, and each call
@@ -61,6 +62,10 @@ struct Args {
     /// `git show <commit>:src/fleet/renew.lua > old.lua`.
     #[arg(long)]
     script: Option<std::path::PathBuf>,
+    /// Times the first round at once, in the budget's first (learning)
+    /// lease, instead of after a lease of untimed renewals.
+    #[arg(long)]
+    no_warm_up: bool,
 }
 
 /// One simulated node's view of its last answer.
@@ -94,12 +99,10 @@ struct Budget {
 impl Budget {
     fn new(name: &str, capacity: u64, args: &Args) -> Budget {
         let tag = format!("{{sidejob:fleet:{name}}}");
-        let keys = [
-            "meta", "grants", "wants", "expiry", "learned", "owners", "levels", "order",
-        ]
-        .iter()
-        .map(|key| format!("{tag}:{key}"))
-        .collect();
+        let keys = ["meta", "nodes", "expiry", "learned", "levels", "order"]
+            .iter()
+            .map(|key| format!("{tag}:{key}"))
+            .collect();
         Budget {
             keys,
             capacity,
@@ -196,8 +199,10 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64, f64, f64) {
     let client = redis::Client::open(url).expect("a valid URL");
+    // No response timeout: a script that takes long is what is measured.
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
     let mut control = client
-        .get_multiplexed_async_connection()
+        .get_multiplexed_async_connection_with_config(&config)
         .await
         .expect("redis-server answers");
     let _: () = redis::cmd("FLUSHALL")
@@ -238,18 +243,48 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     joins.join_all().await;
     let joined = started.elapsed();
 
-    // A round of renewals over one second, `in_flight` nodes at a time.
+    // Renewals for a lease and a second, untimed, so the budget is past
+    // its first (learning) lease; then one round, timed.
+    if !args.no_warm_up {
+        let warming = Instant::now();
+        while warming.elapsed() < Duration::from_millis(args.lease_ms + 1_000) {
+            round(&budget, &states, &control, (nodes, renewals), args).await;
+        }
+    }
     let _: () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .query_async(&mut control)
         .await
         .expect("CONFIG RESETSTAT");
+    let answers = round(&budget, &states, &control, (nodes, renewals), args).await;
+    let late = answers.iter().filter(|(_, late)| *late).count();
+    let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
+    took.sort();
+    let per_call = usec_per_call(&mut control).await;
+    let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
+    let busy = nodes as f64 * per_call / (REFRESH_MS as f64 * 1e3) * 100.0;
+    println!(
+        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {busy:>9.1}%",
+        joined.as_secs_f64()
+    );
+    (per_call, p99, busy)
+}
+
+/// `renewals` renewals of the fleet's `nodes` nodes spread over one second,
+/// `in_flight` at a time: how long each took, and whether it came late.
+async fn round(
+    budget: &Arc<Budget>,
+    states: &Arc<Vec<Mutex<Node>>>,
+    control: &MultiplexedConnection,
+    (nodes, renewals): (usize, usize),
+    args: &Args,
+) -> Vec<(Duration, bool)> {
     let workers = args.in_flight.min(renewals).min(nodes).max(1);
     let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
     let mut round = tokio::task::JoinSet::new();
     let start = tokio::time::Instant::now();
     for worker in 0..workers {
-        let (budget, states) = (Arc::clone(&budget), Arc::clone(&states));
+        let (budget, states) = (Arc::clone(budget), Arc::clone(states));
         let mut connection = control.clone();
         let churn = args.churn;
         round.spawn(async move {
@@ -275,18 +310,7 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
             took
         });
     }
-    let answers: Vec<(Duration, bool)> = round.join_all().await.into_iter().flatten().collect();
-    let late = answers.iter().filter(|(_, late)| *late).count();
-    let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
-    took.sort();
-    let per_call = usec_per_call(&mut control).await;
-    let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
-    let busy = nodes as f64 * per_call / (REFRESH_MS as f64 * 1e3) * 100.0;
-    println!(
-        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {busy:>9.1}%",
-        joined.as_secs_f64()
-    );
-    (per_call, p99, busy)
+    round.join_all().await.into_iter().flatten().collect()
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -48,11 +48,9 @@ fn call(
     type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
     let (status, grant, target, _, _, _, _, _): Reply = redis::Script::new(SCRIPT)
         .key(format!("{tag}:meta"))
-        .key(format!("{tag}:grants"))
-        .key(format!("{tag}:wants"))
+        .key(format!("{tag}:nodes"))
         .key(format!("{tag}:expiry"))
         .key(format!("{tag}:learned"))
-        .key(format!("{tag}:owners"))
         .key(format!("{tag}:levels"))
         .key(format!("{tag}:order"))
         .arg(format!("node-{node}"))

@@ -78,7 +78,7 @@ pub(super) struct Ledger {
     client: Client,
     connection: Arc<tokio::sync::Mutex<Option<MultiplexedConnection>>>,
     script: Script,
-    keys: [String; 8],
+    keys: [String; 6],
     node: String,
     token: String,
     lease_ms: u64,
@@ -113,10 +113,8 @@ impl Ledger {
             client,
             connection: Arc::new(tokio::sync::Mutex::new(None)),
             script: Script::new(include_str!("renew.lua")),
-            keys: [
-                "meta", "grants", "wants", "expiry", "learned", "owners", "levels", "order",
-            ]
-            .map(|key| format!("{tag}:{key}")),
+            keys: ["meta", "nodes", "expiry", "learned", "levels", "order"]
+                .map(|key| format!("{tag}:{key}")),
             node: node.to_owned(),
             token: token(),
             lease_ms: millis(lease),

@@ -1,28 +1,33 @@
 -- One node's call on a fleet's budget (sidejob::fleet): a join, a renewal,
--- a resize or a leave. Its work is O(log n) in the fleet's size n (and
--- O(log capacity)): no call reads every node's record.
+-- a resize or a leave. Its work is O(log n) in the fleet's size n and
+-- O(log capacity): no call reads every node's record. A renewal that
+-- changes nothing else reads the settings, its node's record and the
+-- leases due, and writes its record, its lease and the settings back.
 --
 -- KEYS (one hash tag, so one Redis Cluster slot); every key expires two
 -- leases after the last call, so a budget nobody renews disappears:
---   1 meta    hash: the budget's settings (capacity, lease, refresh),
+--   1 meta    hash: the budget's settings (capacity, lease, refresh);
 --             learn_until and last (ms, server clock: the end of a learning
---             lease, the last call), layout (2), and the running totals:
---             granted (the grants' sum), learned_sum (the learned values'
---             sum), width (the levels tree's, a power of two above the
---             capacity)
---   2 grants  hash: node -> slots the ledger gives it
---   3 wants   hash: node -> slots it wants
---   4 expiry  sorted set: node by when its lease ends (ms, server clock)
---   5 learned hash: node -> what it held when it first renewed in a
+--             lease, the last call); layout (3); epoch (grants of another
+--             epoch were lost with a ledger that may be stale); and running
+--             figures: nodes, granted (the grants' sum), learned_sum,
+--             wanting and wanted (the count and sum of the wants above
+--             zero, each capped at the width), width (of the levels tree),
+--             version (of the wants and capacity), water (the water level
+--             found at a version), unwatered (calls since), kept (when the
+--             keys' time to live was last renewed)
+--   2 nodes   hash: node -> "want grant expiry token epoch"
+--   3 expiry  sorted set: node by when its lease ends (ms, server clock)
+--   4 learned hash: node -> what it held when it first renewed in a
 --             learning lease
---   6 owners  hash: node -> the token of the process that holds the name
---   7 levels  hash: a Fenwick tree over the wants (each capped at the
---             width): c<i> and s<i>, the count and sum of the wants in
---             i's range, to find the water level in O(log width)
---   8 order   sorted set: every node (sha1(name)..name) by its capped want:
+--   5 levels  hash: a 16-ary tree over the wants (each capped at the
+--             width): c<k>:<j> and s<k>:<j>, the count and sum of the wants
+--             in block j of 16^k values, to find the water level in
+--             O(log width) reads
+--   6 order   sorted set: every node (sha1(name)..name) by its capped want:
 --             a node's rank among the nodes above the water level
 -- ARGV:
---   1 node, 2 token (random, one per Fleet),
+--   1 node, 2 token (random, one per Fleet, no spaces),
 --   3 capacity, 4 lease (ms), 5 refresh (ms), 6 want,
 --   7 holding: the most the node may have in flight until it applies this
 --     answer (its local capacity or its usage, whichever is more),
@@ -43,8 +48,8 @@
 -- forgotten; one whose records disagree with each other (a key deleted, a
 -- node of an older layout at work) is forgotten too. Either is learned
 -- again, as a lost ledger is.
-local meta, grants, wants, expiry, learned, owners, levels, order =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local meta, nodes_key, expiry, learned, levels, order =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local node, token = ARGV[1], ARGV[2]
 local capacity = tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
@@ -54,6 +59,8 @@ local holding = tonumber(ARGV[7])
 local mode = ARGV[8]
 local seen = tonumber(ARGV[9])
 local since = tonumber(ARGV[10])
+local LAYOUT = 3
+local RADIX = 16
 
 -- The server's clock: no node's clock decides an expiry.
 local time = redis.call('TIME')
@@ -73,7 +80,7 @@ end
 -- one failed call per node and a learning lease, never a grant past the
 -- budget nor a budget that fails for good.
 local function corrupt(what)
-  redis.call('UNLINK', meta, grants, wants, expiry, learned, owners, levels, order)
+  redis.call('UNLINK', meta, nodes_key, expiry, learned, levels, order)
   error({err = 'CORRUPT sidejob fleet ledger, forgotten: ' .. what})
 end
 
@@ -91,65 +98,68 @@ local function whole(n)
   return string.format('%d', n)
 end
 
--- The tree's width for a capacity: a power of two above it, so a want at
--- or above the capacity is one value (no water level reaches it).
+-- The tree's width for a capacity: a power of the radix above it, so a
+-- want at or above the capacity is one value (no water level reaches it).
 local function width_for(slots)
-  local w = 1
+  local w = RADIX
   while w <= slots do
-    w = w * 2
+    w = w * RADIX
   end
   return w
 end
 
-local settings = redis.pcall('HMGET', meta, 'capacity', 'lease', 'learn_until', 'last',
-  'refresh', 'granted', 'learned_sum', 'width', 'kept', 'version', 'water')
-if settings.err then
+local FIELDS = {'capacity', 'lease', 'learn_until', 'last', 'refresh', 'layout', 'epoch',
+  'nodes', 'granted', 'learned_sum', 'wanting', 'wanted', 'width', 'version', 'water',
+  'unwatered', 'kept'}
+local got = redis.pcall('HMGET', meta, unpack(FIELDS))
+if got.err then
   corrupt('`' .. meta .. '` is a ' .. redis.call('TYPE', meta)['ok'] .. ', not a hash')
+end
+local settings = {}
+for i, field in ipairs(FIELDS) do
+  settings[field] = got[i]
 end
 
 -- Every key is of its kind or absent, checked when the keys' time to live
 -- is renewed (a quarter lease at most apart) and on a budget's first call;
 -- in between, a key of another kind fails the call that touches it
--- (WRONGTYPE). A ledger without settings is forgotten whatever it holds;
--- the older layout kept `expiry` in a hash.
-local kept = tonumber(settings[9])
-local audit = not settings[1] or not kept or now - kept >= (tonumber(settings[2]) or 0) / 4
+-- (WRONGTYPE) until then. A ledger without settings is forgotten whatever
+-- it holds; an older layout kept `expiry` in a hash.
+local kept = tonumber(settings.kept)
+local audit = not settings.capacity or not kept
+  or now - kept >= (tonumber(settings.lease) or 0) / 4
 local older = false
--- Whether this call must renew every key's time to live (see `keep`).
-local renew_ttl = false
--- Whether this call moved the tree or the capacity: the water level
--- cached in `meta` (field `water`, with the `version` it was found at)
--- is found again.
-local version = tonumber(settings[10]) or 0
-local water = settings[11]
-local changed = false
 if audit then
-  local kinds = {grants = 'hash', wants = 'hash', expiry = 'zset', learned = 'hash',
-    owners = 'hash', levels = 'hash', order = 'zset'}
-  local names = {grants = grants, wants = wants, expiry = expiry, learned = learned,
-    owners = owners, levels = levels, order = order}
-  for name, kind in pairs(kinds) do
-    local found = redis.call('TYPE', names[name])['ok']
-    if name == 'expiry' and found == 'hash' then
+  local kinds = {{nodes_key, 'hash'}, {expiry, 'zset'}, {learned, 'hash'}, {levels, 'hash'},
+    {order, 'zset'}}
+  for _, pair in ipairs(kinds) do
+    local found = redis.call('TYPE', pair[1])['ok']
+    if pair[1] == expiry and found == 'hash' then
       older = true
-    elseif settings[1] and found ~= 'none' and found ~= kind then
-      corrupt('`' .. names[name] .. '` is a ' .. found .. ', not a ' .. kind)
+    elseif settings.capacity and found ~= 'none' and found ~= pair[2] then
+      corrupt('`' .. pair[1] .. '` is a ' .. found .. ', not a ' .. pair[2])
     end
   end
 end
 
-local granted, learned_sum, width, learn_until
+-- The running figures.
+local epoch, count_nodes, granted, learned_sum, wanting, wanted, width, version
+local learn_until, water, unwatered
 local stale = false
+-- Whether this call moved the wants, the capacity or the width (the water
+-- level is found again), or must renew every key's time to live.
+local changed, renew_ttl = false, false
 
--- Forgets every node: a ledger that cannot be trusted. Its settings stay.
+-- Forgets every node: a ledger that cannot be trusted. Its settings stay;
+-- grants of the epoch before are no grants.
 local function forget_all()
-  changed = true
-  redis.call('UNLINK', grants, wants, expiry, learned, owners, levels, order)
-  granted, learned_sum = 0, 0
-  stale = true
+  redis.call('UNLINK', nodes_key, expiry, learned, levels, order)
+  epoch = epoch + 1
+  count_nodes, granted, learned_sum, wanting, wanted = 0, 0, 0, 0, 0
+  changed, stale = true, true
 end
 
-if not settings[1] then
+if not settings.capacity then
   if mode == 'leave' then
     -- A leave never creates a budget (its capacity says nothing); what is
     -- left of a ledger without settings is forgotten by the next join.
@@ -157,16 +167,14 @@ if not settings[1] then
   end
   -- A budget never seen, one that expired, or a Redis restarted empty or
   -- that evicted it: whatever is left of the ledger is not to be trusted.
-  width, learn_until = width_for(capacity), 0
+  epoch, version, width, learn_until, unwatered = 0, 0, width_for(capacity), 0, 0
   forget_all()
   redis.call('HSET', meta, 'capacity', capacity, 'lease', lease, 'refresh', refresh,
-    'learn_until', 0, 'last', now, 'layout', 2, 'width', width)
+    'layout', LAYOUT)
 else
-  local known = count(settings[1], 'meta.capacity')
-  local budget_lease = count(settings[2], 'meta.lease')
-  learn_until = count(settings[3] or 0, 'meta.learn_until')
-  local last = count(settings[4] or now, 'meta.last')
-  local budget_refresh = count(settings[5], 'meta.refresh')
+  local known = count(settings.capacity, 'meta.capacity')
+  local budget_lease = count(settings.lease, 'meta.lease')
+  local budget_refresh = count(settings.refresh, 'meta.refresh')
   if mode == 'join' and known ~= capacity then
     return {'capacity', 0, 0, 0, 0, known, 0, 0}
   end
@@ -182,76 +190,114 @@ else
   if mode ~= 'resize' then
     capacity = known
   end
-  granted = count(settings[6] or 0, 'meta.granted')
-  learned_sum = count(settings[7] or 0, 'meta.learned_sum')
-  width = count(settings[8] or width_for(known), 'meta.width')
-  if older or width <= known or width ~= width_for(width - 1) then
+  learn_until = count(settings.learn_until or 0, 'meta.learn_until')
+  local last = count(settings.last or now, 'meta.last')
+  epoch = count(settings.epoch or 0, 'meta.epoch')
+  count_nodes = count(settings.nodes or 0, 'meta.nodes')
+  granted = count(settings.granted or 0, 'meta.granted')
+  learned_sum = count(settings.learned_sum or 0, 'meta.learned_sum')
+  wanting = count(settings.wanting or 0, 'meta.wanting')
+  wanted = count(settings.wanted or 0, 'meta.wanted')
+  width = count(settings.width or width_for(known), 'meta.width')
+  version = count(settings.version or 0, 'meta.version')
+  unwatered = count(settings.unwatered or 0, 'meta.unwatered')
+  water = settings.water
+  if older or (settings.layout and tonumber(settings.layout) ~= LAYOUT) or width <= known
+      or width ~= width_for(width - 1) then
     -- A ledger of an older layout (its nodes cannot keep this one's
-    -- totals), or a width that is no power of two: learned again.
-    width = width_for(math.max(capacity, width))
+    -- figures), or a width that is no power of the radix: learned again.
+    width = width_for(math.max(capacity, known))
     forget_all()
+    redis.call('HSET', meta, 'layout', LAYOUT)
+  elseif not settings.layout then
+    -- Settings alone (an older layout with no node left, or set by hand):
+    -- taken as they are.
+    redis.call('HSET', meta, 'layout', LAYOUT)
   end
   -- May the ledger be stale? Its clock went back; no call for a few
   -- refreshes while it holds leases (a restore from a snapshot, a replica
-  -- promoted late, a clock that jumped ahead); or this node's record is
-  -- not the one its last answer came from (writes lost), or is as old as
-  -- its own clock says it should not be (the server's clock jumped).
+  -- promoted late, a clock that jumped ahead).
   if now < last then
     stale = true
-  elseif now - last > 3 * refresh and redis.call('ZCARD', expiry) > 0 then
+  elseif now - last > 3 * refresh and count_nodes > 0 then
     stale = true
   end
-  if seen >= 0 then
-    local recorded = tonumber(redis.call('ZSCORE', expiry, node))
-    -- Calls reach the script a little after they are sent: a refresh at
-    -- most for a renewal, 500 ms for a join's or a resize. A step below a
-    -- tenth of the lease is within the nodes' margin.
-    local tolerance = math.max(refresh, 500, lease / 10)
-    if recorded ~= seen then
-      stale = true
-    elseif since >= 0 and math.abs((now - (recorded - lease)) - since) > tolerance then
-      stale = true
-    end
+end
+
+-- This node's record: "want grant expiry token epoch".
+local record = redis.call('HGET', nodes_key, node)
+local mine
+if record then
+  local w, g, e, t, p = string.match(record, '^(%d+) (%d+) (%d+) (%S+) (%d+)$')
+  if not w then
+    corrupt('the record of `' .. node .. '` is ' .. record)
+  end
+  mine = {want = tonumber(w), grant = tonumber(g), expiry = tonumber(e), token = t,
+    epoch = tonumber(p)}
+end
+
+-- The node's record is not the one its last answer came from (writes
+-- lost), or is as old as its own clock says it should not be (the
+-- server's clock jumped).
+if seen >= 0 and mode ~= 'leave' then
+  local recorded = mine and mine.expiry
+  -- Calls reach the script a little after they are sent: a refresh at
+  -- most for a renewal, 500 ms for a join's or a resize. A step below a
+  -- tenth of the lease is within the nodes' margin.
+  local tolerance = math.max(refresh, 500, lease / 10)
+  if recorded ~= seen then
+    stale = true
+  elseif since >= 0 and math.abs((now - (recorded - lease)) - since) > tolerance then
+    stale = true
   end
 end
 
--- The records agree with each other (O(log n), at the audit): every node
--- has its want,
--- lease, owner and place in the order, the tree counts the wants above
--- zero, no grant without a node, and no grants summed without grants. A
--- key deleted by hand, evicted, or written by a node of an older layout
--- breaks one of these. Until the audit finds it, the grants' running
--- total still bounds every grant.
-if audit then
-  local nodes = redis.call('HLEN', wants)
-  local counted = count(redis.call('HGET', levels, 'c' .. width) or 0, 'levels.c' .. width)
-  if redis.call('ZCARD', expiry) ~= nodes or redis.call('ZCARD', order) ~= nodes
-      or redis.call('HLEN', owners) ~= nodes
-      or redis.call('ZCOUNT', order, '(0', '+inf') ~= counted
-      or redis.call('HLEN', grants) > nodes
-      or (granted > 0 and redis.call('EXISTS', grants) == 0)
-      or (learned_sum > 0 and redis.call('EXISTS', learned) == 0) then
-    forget_all()
-  end
+-- The records agree with the running figures (O(log n), at the audit):
+-- every node has its record, lease and place in the order, and the order
+-- counts the wants the figures count. A key deleted by hand, evicted, or
+-- written by a node of an older layout breaks one of these. Until the
+-- audit finds it, the grants' running total still bounds every grant.
+if audit and (redis.call('HLEN', nodes_key) ~= count_nodes
+    or redis.call('ZCARD', expiry) ~= count_nodes
+    or redis.call('ZCARD', order) ~= count_nodes
+    or redis.call('ZCOUNT', order, '(0', '+inf') ~= wanting
+    or (learned_sum > 0 and redis.call('EXISTS', learned) == 0)
+    or (wanting > 0 and redis.call('EXISTS', levels) == 0)) then
+  forget_all()
+  record, mine = nil, nil
 end
 
--- Adds `n` wants of value `value` (capped at the width) to the tree.
-local function tree_add(value, n)
-  local v = math.min(value, width)
-  if v < 1 or n == 0 then
+-- Moves one want in the tree from value `from` to value `to`, each capped
+-- at the width (0: no want); a block both fall in changes only in sum.
+local function tree_move(from, to)
+  from, to = math.min(from, width), math.min(to, width)
+  if from == to then
     return
   end
   changed = true
-  local i = v
-  while i <= width do
-    redis.call('HINCRBY', levels, 'c' .. i, n)
-    redis.call('HINCRBY', levels, 's' .. i, whole(n * v))
-    -- The next range covering `i`: add its lowest set bit.
-    local low = 1
-    while (i / low) % 2 == 0 do
-      low = low * 2
+  if from >= 1 then
+    wanting, wanted = wanting - 1, wanted - from
+  end
+  if to >= 1 then
+    wanting, wanted = wanting + 1, wanted + to
+  end
+  local span = 1
+  while span < width do
+    local a = from >= 1 and math.floor((from - 1) / span) or -1
+    local b = to >= 1 and math.floor((to - 1) / span) or -1
+    if a == b then
+      redis.call('HINCRBY', levels, 's' .. span .. ':' .. a, whole(to - from))
+    else
+      if a >= 0 then
+        redis.call('HINCRBY', levels, 'c' .. span .. ':' .. a, -1)
+        redis.call('HINCRBY', levels, 's' .. span .. ':' .. a, whole(-from))
+      end
+      if b >= 0 then
+        redis.call('HINCRBY', levels, 'c' .. span .. ':' .. b, 1)
+        redis.call('HINCRBY', levels, 's' .. span .. ':' .. b, whole(to))
+      end
     end
-    i = i + low
+    span = span * RADIX
   end
 end
 
@@ -259,197 +305,231 @@ local function member(name)
   return redis.sha1hex(name) .. name
 end
 
--- Forgets node `name`: its slots are free again.
-local function forget(name)
-  local grant = redis.call('HGET', grants, name)
-  if grant then
-    granted = math.max(granted - count(grant, 'grants.' .. name), 0)
+-- The grant a record holds: none from an epoch before.
+local function grant_of(rec)
+  if rec and rec.epoch == epoch then
+    return rec.grant
   end
-  local wanted = redis.call('HGET', wants, name)
-  if wanted then
-    tree_add(count(wanted, 'wants.' .. name), -1)
-  end
+  return 0
+end
+
+-- Forgets node `name` (its record `rec`, read): its slots are free again.
+local function forget(name, rec)
+  granted = math.max(granted - grant_of(rec), 0)
+  tree_move(rec.want, 0)
+  count_nodes = count_nodes - 1
   renew_ttl = true
   redis.call('ZREM', order, member(name))
   redis.call('ZREM', expiry, name)
-  redis.call('HDEL', grants, name)
-  redis.call('HDEL', wants, name)
-  redis.call('HDEL', owners, name)
+  redis.call('HDEL', nodes_key, name)
 end
 
--- A resize past the tree's width: the tree and the order are made again
--- at the new width, once (O(n log n), as rare as a resize that doubles).
+-- A node's record read by name, for one that is not the caller.
+local function read(name)
+  local rec = redis.call('HGET', nodes_key, name)
+  if not rec then
+    return nil
+  end
+  local w, g, p = string.match(rec, '^(%d+) (%d+) %d+ %S+ (%d+)$')
+  if not w then
+    corrupt('the record of `' .. name .. '` is ' .. rec)
+  end
+  return {want = tonumber(w), grant = tonumber(g), epoch = tonumber(p)}
+end
+
+-- A resize: the new capacity, and past the tree's width, the tree and the
+-- order are made again at the new width, once (O(n log n), as rare as a
+-- resize that multiplies the capacity by the radix).
 if mode == 'resize' then
-  renew_ttl = true
-  changed = true
+  renew_ttl, changed = true, true
   redis.call('HSET', meta, 'capacity', capacity)
   if capacity >= width then
     width = width_for(capacity)
     redis.call('UNLINK', levels)
-    local all = redis.call('HGETALL', wants)
+    wanting, wanted = 0, 0
+    local all = redis.call('HGETALL', nodes_key)
     for i = 1, #all, 2 do
-      local value = count(all[i + 1], 'wants.' .. all[i])
-      tree_add(value, 1)
-      redis.call('ZADD', order, math.min(value, width), member(all[i]))
+      local w = string.match(all[i + 1], '^(%d+) ')
+      if not w then
+        corrupt('the record of `' .. all[i] .. '` is ' .. all[i + 1])
+      end
+      tree_move(0, tonumber(w))
+      redis.call('ZADD', order, math.min(tonumber(w), width), member(all[i]))
     end
-    redis.call('HSET', meta, 'width', width)
   end
 end
 
 -- A stale ledger starts a learning lease (Doorman's): for one lease, nodes
 -- may hold grants the ledger does not show, so only what each reports
 -- holding is granted, and no lease is purged: every live node renews once
--- in it.
-local function start_learning()
-  learn_until = now + lease
-  redis.call('UNLINK', grants, learned)
-  granted, learned_sum = 0, 0
-end
+-- in it. Every grant before is void (a new epoch).
 if stale and now >= learn_until then
-  start_learning()
+  learn_until = now + lease
+  epoch = epoch + 1
+  granted, learned_sum = 0, 0
+  redis.call('UNLINK', learned)
+  renew_ttl = true
 end
 local learning = now < learn_until
 
 -- Forget the nodes whose lease ran out: their slots are free again. A few
--- at a time (each call forgets up to 16); until then they count as
--- holding their grants, which only makes the others' shares smaller.
+-- at a time (each call forgets up to 16, and this node's own); until then
+-- they count as holding their grants, which only makes the others' shares
+-- smaller.
 if not learning then
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 16)) do
-    forget(name)
+    if name == node then
+      if mine then
+        forget(node, mine)
+      end
+      record, mine = nil, nil
+    else
+      local rec = read(name)
+      if rec then
+        forget(name, rec)
+      else
+        redis.call('ZREM', expiry, name)
+      end
+    end
   end
-  local mine = tonumber(redis.call('ZSCORE', expiry, node))
-  if mine and mine <= now then
-    forget(node)
-  end
-  -- Outside learning a node's record has its grant (whoever did not
-  -- renew in the learning lease has expired): one without was lost.
-  if redis.call('HEXISTS', wants, node) == 1 and redis.call('HEXISTS', grants, node) == 0 then
-    forget_all()
-    start_learning()
-    learning = true
+  if mine and mine.expiry <= now then
+    forget(node, mine)
+    record, mine = nil, nil
   end
 end
 
 -- One process per name: a live lease held by another token is not ours.
 -- While learning, no lease is known to have ended: the name is free once
 -- the learning lease is over, if its holder did not renew.
-local owner = redis.call('HGET', owners, node)
-if owner and owner ~= token then
-  local ends = tonumber(redis.call('ZSCORE', expiry, node))
-  if ends then
-    local wait = math.max(ends - now, 0)
-    if learning then
-      wait = math.max(wait, learn_until - now)
-    end
-    return {'owner', 0, 0, 0, 0, capacity, wait, 0}
+if mine and mine.token ~= token then
+  local wait = math.max(mine.expiry - now, 0)
+  if learning then
+    wait = math.max(wait, learn_until - now)
   end
+  return {'owner', 0, 0, 0, 0, capacity, wait, 0}
 end
 
--- Every key expires two leases after the last call: their time to live
--- is renewed at the audit (a quarter lease apart at most) and whenever
--- the set of nodes or the ledger's state changed; the settings' at every
--- call.
 local ttl = 2 * lease
+-- Writes the running figures back; every key's time to live is renewed at
+-- the audit (a quarter lease apart at most) and whenever the set of nodes
+-- or the ledger's state changed.
 local function keep()
-  renew_ttl = renew_ttl or audit or stale
   if changed then
     version = version + 1
   end
   redis.call('HSET', meta, 'last', now, 'learn_until', whole(learn_until),
-    'granted', whole(granted), 'learned_sum', whole(learned_sum), 'version', version,
-    'water', water or '')
-  if renew_ttl then
+    'epoch', epoch, 'nodes', count_nodes, 'granted', whole(granted),
+    'learned_sum', whole(learned_sum), 'wanting', wanting, 'wanted', whole(wanted),
+    'width', whole(width), 'version', version, 'water', water or '',
+    'unwatered', unwatered)
+  if renew_ttl or audit or stale then
     redis.call('HSET', meta, 'kept', now)
-    for _, key in ipairs({grants, wants, expiry, learned, owners, levels, order}) do
+    for _, key in ipairs({meta, nodes_key, expiry, learned, levels, order}) do
       redis.call('PEXPIRE', key, ttl)
     end
   end
-  redis.call('PEXPIRE', meta, ttl)
 end
 
 if mode == 'leave' then
-  forget(node)
+  if mine then
+    forget(node, mine)
+  end
   keep()
   return {'left', 0, 0, 0, 0, capacity, 0, 0}
 end
 
--- The node's want, lease and owner; the tree and the order follow a want
--- that moved.
-local before = redis.call('HGET', wants, node)
+-- The node's want; the tree and the order follow a want that moved.
 local capped = math.min(want, width)
-if before then
-  local old = count(before, 'wants.' .. node)
-  if old ~= want then
-    tree_add(old, -1)
-    tree_add(want, 1)
+if mine then
+  if mine.want ~= want then
+    tree_move(mine.want, want)
+    if math.min(mine.want, width) ~= capped then
+      redis.call('ZADD', order, capped, member(node))
+    end
   end
 else
-  tree_add(want, 1)
+  tree_move(0, want)
+  redis.call('ZADD', order, capped, member(node))
+  count_nodes = count_nodes + 1
   renew_ttl = true
 end
-redis.call('HSET', wants, node, ARGV[6])
-redis.call('ZADD', order, capped, member(node))
 redis.call('ZADD', expiry, now + lease, node)
-redis.call('HSET', owners, node, token)
-local nodes = redis.call('HLEN', wants)
 
 -- Fair share (Doorman's FairShare, by water-filling): the water level is
 -- the highest L with sum(min(want, L)) <= capacity; a node wanting at most
--- L gets its want, the others L. Found by descending the tree: a prefix of
--- wants (those up to i) sums to s and counts c, and the level may be i
--- when s + i * (wanting - c) stays within the capacity.
-local level, below, sum, wanting
-if not changed and water then
-  local at, l, b, m, w = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+) (%d+)$')
-  if tonumber(at) == version then
-    level, below, sum, wanting = tonumber(l), tonumber(b), tonumber(m), tonumber(w)
-  end
+-- L gets its want, the others L. Found by descending the tree: below a
+-- value v the wants sum to s and count c, and the level may be v when
+-- s + v * (wanting - c) stays within the capacity. The level found is
+-- kept with the version of the wants it was found at, and found again
+-- when they moved, at most once every sixteenth of the nodes' calls: with
+-- many nodes, about sixteen times a refresh; with sixteen or fewer, at
+-- every call. Until then
+-- the level is a little stale: it moves targets, never the grants' bound.
+local level, below, sum = -1, 0, 0
+local cached = water and string.match(water, '^(%d+) ')
+local fresh = cached and tonumber(cached) == version and not changed
+unwatered = unwatered + 1
+if cached and not fresh and unwatered * 16 < count_nodes then
+  fresh = true -- stale, within its bound
 end
-if not level then
-  local root = redis.call('HMGET', levels, 'c' .. width, 's' .. width)
-  wanting = count(root[1] or 0, 'levels.c' .. width)
-  local total = count(root[2] or 0, 'levels.s' .. width)
-  -- No level (-1) while every want fits.
-  level, below, sum = -1, 0, 0
-  if total > capacity then
+if fresh then
+  local _, l, b, m = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+)$')
+  level, below, sum = tonumber(l), tonumber(b), tonumber(m)
+else
+  if wanted > capacity then
     level = 0
-    local step = width
-    while step >= 1 do
-      local at = level + step
-      if at <= width then
-        local range = redis.call('HMGET', levels, 'c' .. at, 's' .. at)
-        local c = below + count(range[1] or 0, 'levels.c' .. at)
-        local s = sum + count(range[2] or 0, 'levels.s' .. at)
-        if s + at * (wanting - c) <= capacity then
-          level, below, sum = at, c, s
+    local base, span = 0, width / RADIX
+    while span >= 1 do
+      local fields = {}
+      for t = 0, RADIX - 1 do
+        fields[#fields + 1] = 'c' .. span .. ':' .. (base + t)
+        fields[#fields + 1] = 's' .. span .. ':' .. (base + t)
+      end
+      local range = redis.call('HMGET', levels, unpack(fields))
+      local into = nil
+      for t = 0, RADIX - 1 do
+        local c = below + count(range[2 * t + 1] or 0, 'levels.c')
+        local s = sum + count(range[2 * t + 2] or 0, 'levels.s')
+        local last = (base + t + 1) * span
+        if s + last * (wanting - c) <= capacity then
+          level, below, sum = last, c, s
+        else
+          into = base + t
+          break
         end
       end
-      step = step / 2
+      if not into then
+        break
+      end
+      base, span = into * RADIX, span / RADIX
     end
   end
-  -- Tagged with the version `keep` writes.
-  water = table.concat({changed and version + 1 or version, level, below, whole(sum),
-    wanting}, ' ')
+  water = table.concat({changed and version + 1 or version, level, below, whole(sum)}, ' ')
+  unwatered = 0
 end
+
 local target = want
-if level >= 0 then
+if level >= 0 and capped > level then
   -- What the equal shares leave over (fewer slots than capped nodes) goes
   -- one slot each to capped nodes in turns that move every lease: the
   -- capped nodes in a fixed order (by want, then a hash of the name), and
   -- a window of `extra` of them that moves on by `extra` every lease, so
   -- with k capped nodes and steady wants each has a turn within
   -- ceil(k / extra) leases.
-  if capped > level then
-    target = level
-    local k = wanting - below
-    local extra = capacity - sum - level * k
-    if extra > 0 then
-      local rank = redis.call('ZRANK', order, member(node))
-        - redis.call('ZCOUNT', order, '-inf', level)
-      local offset = ((math.floor(now / lease) % k) * extra) % k
-      if (rank - offset) % k < extra then
-        target = level + 1
-      end
+  target = level
+  local k = wanting - below
+  local extra = capacity - sum - level * k
+  if k > 0 and extra > 0 then
+    local rank = redis.call('ZRANK', order, member(node))
+    if not rank then
+      -- Its place was lost (the audit will tell why): taken again.
+      redis.call('ZADD', order, capped, member(node))
+      rank = redis.call('ZRANK', order, member(node))
+    end
+    rank = rank - redis.call('ZCOUNT', order, '-inf', level)
+    local offset = ((math.floor(now / lease) % k) * extra) % k
+    if (rank - offset) % k < extra then
+      target = level + 1
     end
   end
 end
@@ -460,11 +540,7 @@ local share = target
 -- frees, one renewal later). So the grants sum to at most the capacity,
 -- but after a resize down, while the nodes still hold more than the new
 -- capacity: then they record what the nodes hold, and none grows.
-local mine = redis.call('HGET', grants, node)
-local others = granted
-if mine then
-  others = math.max(granted - count(mine, 'grants.' .. node), 0)
-end
+local others = math.max(granted - grant_of(mine), 0)
 local grant
 if learning then
   -- Learning: the nodes that have not renewed since the ledger was lost
@@ -474,17 +550,19 @@ if learning then
   -- node grows only into slots another known node gave back.
   if redis.call('HSETNX', learned, node, holding) == 1 then
     learned_sum = learned_sum + holding
+    renew_ttl = true
   end
   grant = math.max(holding, math.min(target, math.max(learned_sum - others, 0)))
 else
-  if learned_sum > 0 or redis.call('EXISTS', learned) == 1 then
+  if learned_sum > 0 then
     redis.call('UNLINK', learned)
     learned_sum = 0
   end
   grant = math.max(holding, math.min(target, math.max(capacity - others, 0)))
 end
-redis.call('HSET', grants, node, whole(grant))
+redis.call('HSET', nodes_key, node,
+  table.concat({ARGV[6], whole(grant), whole(now + lease), token, epoch}, ' '))
 granted = others + grant
 keep()
-return {'ok', grant, math.min(target, grant), nodes, learning and 1 or 0, capacity,
+return {'ok', grant, math.min(target, grant), count_nodes, learning and 1 or 0, capacity,
   now + lease, share}

@@ -12,9 +12,7 @@ use crate::{hold_the_budget, learning, ledger_total, Busy};
 const CAPACITY: usize = 10;
 
 /// The budget's keys, as `renew.lua` names them.
-const KEYS: [&str; 8] = [
-    "meta", "grants", "wants", "expiry", "learned", "owners", "levels", "order",
-];
+const KEYS: [&str; 6] = ["meta", "nodes", "expiry", "learned", "levels", "order"];
 
 /// Two busy nodes on `budget`, their grants settled at the whole budget.
 async fn settled(server: &RedisServer, budget: &str) -> Busy {
@@ -111,7 +109,7 @@ async fn a_key_of_another_kind_fails_a_call_and_the_budget_is_learned_again() {
 async fn a_value_that_is_no_count_fails_a_call_and_the_budget_is_learned_again() {
     let budget = "count";
     let (failures, learned) =
-        damage(budget, &[&["HSET", &key(budget, "wants"), "a", "many"]]).await;
+        damage(budget, &[&["HSET", &key(budget, "nodes"), "a", "many"]]).await;
     assert!(failures > 0, "no call reported the value");
     assert!(learned, "the budget was not learned again");
 }
@@ -127,9 +125,9 @@ async fn a_running_total_that_is_no_count_fails_a_call_and_the_budget_is_learned
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_deleted_by_hand_are_found_and_learned_again() {
-    // What the running totals and the tree count cannot be rebuilt from
-    // one renewal: the budget learns.
-    for deleted in ["levels", "grants", "wants"] {
+    // What the running figures count and one renewal does not write
+    // whole again: the budget learns.
+    for deleted in ["levels", "nodes", "order"] {
         let budget = format!("deleted-{deleted}");
         let (_, learned) = damage(&budget, &[&["DEL", &key(&budget, deleted)]]).await;
         assert!(
@@ -140,19 +138,20 @@ async fn keys_deleted_by_hand_are_found_and_learned_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keys_each_renewal_writes_whole_are_written_again() {
-    // Every live node writes its lease, owner and place in the order at
-    // each renewal: deleted, they are whole again after one refresh (or
-    // the audit finds them short first, and the budget learns).
-    for deleted in ["order", "expiry", "owners"] {
-        let budget = format!("deleted-{deleted}");
-        damage(&budget, &[&["DEL", &key(&budget, deleted)]]).await;
-    }
+async fn deleted_leases_are_written_again() {
+    // Every live node writes its lease at each renewal: deleted, the
+    // leases are whole again after one refresh (or the audit finds them
+    // short first, and the budget learns).
+    damage(
+        "deleted-expiry",
+        &[&["DEL", &key("deleted-expiry", "expiry")]],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ledger_of_the_older_layout_is_learned_over() {
-    // The older layout kept the leases in a hash, and no running totals.
+    // The older layout kept the leases in a hash, and no running figures.
     let budget = "older";
     let expiry = key(budget, "expiry");
     let far = (u64::MAX >> 12).to_string();
@@ -161,7 +160,7 @@ async fn a_ledger_of_the_older_layout_is_learned_over() {
         &[
             &["DEL", &expiry],
             &["HSET", &expiry, "a", &far, "b", &far],
-            &["HDEL", &key(budget, "meta"), "layout", "granted", "width"],
+            &["HDEL", &key(budget, "meta"), "layout"],
         ],
     )
     .await;

@@ -116,13 +116,11 @@ impl RedisServer {
             .expect("redis-server answers")
     }
 
-    /// Every node's grant in budget `budget`'s ledger.
+    /// Every node's grant in budget `budget`'s ledger: the grants of the
+    /// records of the ledger's epoch (`renew.lua`: a record is "want grant
+    /// expiry token epoch"; a grant of an epoch before is void).
     pub fn grants(&self, budget: &str) -> Vec<(String, u64)> {
-        let key = format!("{{sidejob:fleet:{budget}}}:grants");
-        redis::cmd("HGETALL")
-            .arg(key)
-            .query(&mut self.connection())
-            .expect("HGETALL answers")
+        ledger_grants(&mut self.connection(), budget)
     }
 
     /// Kills it and starts an empty one on the same port.
@@ -201,4 +199,26 @@ pub fn free_port() -> u16 {
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .expect("a free port")
+}
+
+/// Every node's grant in budget `budget`'s ledger, read on `connection`:
+/// the grants of the records of the ledger's epoch (`renew.lua`: a record
+/// is "want grant expiry token epoch"; a grant of an epoch before is void).
+#[allow(dead_code)]
+pub fn ledger_grants(connection: &mut redis::Connection, budget: &str) -> Vec<(String, u64)> {
+    let tag = format!("{{sidejob:fleet:{budget}}}");
+    let (epoch, records): (Option<String>, Vec<(String, String)>) = redis::pipe()
+        .atomic()
+        .hget(format!("{tag}:meta"), "epoch")
+        .hgetall(format!("{tag}:nodes"))
+        .query(connection)
+        .expect("the ledger reads");
+    records
+        .into_iter()
+        .filter_map(|(node, record)| {
+            let fields: Vec<&str> = record.split(' ').collect();
+            let grant = fields.get(1)?.parse().ok()?;
+            (fields.get(4).copied() == epoch.as_deref()).then_some((node, grant))
+        })
+        .collect()
 }
