@@ -7,8 +7,14 @@
 //! shares converged and a dead node's share came back in time, and Redis's
 //! script rate; it exits non-zero if one fails.
 //!
-//! The test has cargo build the example, then runs it; it never skips
-//! (`redis-server` missing is a failure).
+//! A second test runs a minute of its fault campaign (`--nemesis 60`,
+//! #41): random faults (nodes killed and stopped, Redis stopped,
+//! restarted empty or from an older snapshot, its clock stepped, the
+//! network slowed or cut) against the same checks; on a failure it
+//! prints the seed that replays the campaign's choices.
+//!
+//! The tests have cargo build the example, then run it; they never skip
+//! (`redis-server` or `cc` missing is a failure).
 #![cfg(feature = "redis")]
 
 mod support;
@@ -27,5 +33,14 @@ fn node_processes_keep_one_budget_through_shifts_kills_pauses_and_restarts() {
             "n3 joins",
             "every check passed",
         ],
+    );
+}
+
+#[test]
+fn a_minute_of_random_faults_keeps_the_budget_and_every_node_returns() {
+    run_example(
+        "fleet",
+        &["--nemesis", "60"],
+        &["the campaign ends", "every check passed"],
     );
 }

@@ -206,19 +206,27 @@ pub fn free_port() -> u16 {
 /// is "want grant expiry token epoch"; a grant of an epoch before is void).
 #[allow(dead_code)]
 pub fn ledger_grants(connection: &mut redis::Connection, budget: &str) -> Vec<(String, u64)> {
+    try_ledger_grants(connection, budget).expect("the ledger reads")
+}
+
+/// [`ledger_grants`], or the error reading them.
+#[allow(dead_code)]
+pub fn try_ledger_grants(
+    connection: &mut redis::Connection,
+    budget: &str,
+) -> redis::RedisResult<Vec<(String, u64)>> {
     let tag = format!("{{sidejob:fleet:{budget}}}");
     let (epoch, records): (Option<String>, Vec<(String, String)>) = redis::pipe()
         .atomic()
         .hget(format!("{tag}:meta"), "epoch")
         .hgetall(format!("{tag}:nodes"))
-        .query(connection)
-        .expect("the ledger reads");
-    records
+        .query(connection)?;
+    Ok(records
         .into_iter()
         .filter_map(|(node, record)| {
             let fields: Vec<&str> = record.split(' ').collect();
             let grant = fields.get(1)?.parse().ok()?;
             (fields.get(4).copied() == epoch.as_deref()).then_some((node, grant))
         })
-        .collect()
+        .collect())
 }

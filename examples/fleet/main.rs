@@ -63,8 +63,10 @@ use sidejob::fleet::Fleet;
 use sidejob::{OwnedPermit, Resource};
 
 #[allow(dead_code)]
-#[path = "../tests/support/redis_server.rs"]
+#[path = "../../tests/support/redis_server.rs"]
 mod redis_server;
+
+mod nemesis;
 
 /// The budget across the fleet.
 const CAPACITY: usize = 16;
@@ -99,6 +101,7 @@ fn main() {
         Some("downstream") => downstream(),
         Some("node") => node(&args[1..]),
         _ if args.iter().any(|arg| arg == "--paused-node") => std::process::exit(drive_paused()),
+        _ if args.iter().any(|arg| arg == "--nemesis") => std::process::exit(nemesis::drive(&args)),
         _ => std::process::exit(drive(args.iter().any(|arg| arg == "--quick"))),
     }
 }
@@ -331,6 +334,8 @@ struct NodeProcess {
     stdin: ChildStdin,
     /// grant, in flight, renewals, failed renewals.
     status: Arc<Mutex<[usize; 4]>>,
+    /// Whether it has printed a status line: it joined.
+    joined: Arc<std::sync::atomic::AtomicBool>,
     demand: usize,
     alive: bool,
 }
@@ -361,6 +366,8 @@ impl NodeProcess {
         let stdout = child.stdout.take().expect("piped");
         let status = Arc::new(Mutex::new([0; 4]));
         let latest = Arc::clone(&status);
+        let joined = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let has_joined = Arc::clone(&joined);
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
@@ -371,6 +378,7 @@ impl NodeProcess {
                     .collect();
                 if let Ok(fields) = <[usize; 4]>::try_from(fields) {
                     *latest.lock().unwrap() = fields;
+                    has_joined.store(true, Ordering::Relaxed);
                 }
             }
         });
@@ -379,6 +387,7 @@ impl NodeProcess {
             child,
             stdin,
             status,
+            joined,
             demand,
             alive: true,
         }
@@ -497,12 +506,24 @@ impl Run {
         demands: &[usize],
         floor: &str,
     ) -> Run {
+        Run::start_at(&redis.url(), redis.connection(), downstream, demands, floor)
+    }
+
+    /// As [`Run::start`], the nodes reaching Redis at `url`, the driver
+    /// reading the ledger on `ledger`.
+    fn start_at(
+        url: &str,
+        ledger: redis::Connection,
+        downstream: Downstream,
+        demands: &[usize],
+        floor: &str,
+    ) -> Run {
         let nodes = demands
             .iter()
             .enumerate()
             .map(|(i, &demand)| {
                 NodeProcess::start(
-                    &redis.url(),
+                    url,
                     BUDGET,
                     &format!("n{i}"),
                     (downstream.port, demand),
@@ -520,7 +541,7 @@ impl Run {
             prompt_only: false,
             last_print: Instant::now(),
             events: Vec::new(),
-            ledger: Some(redis.connection()),
+            ledger: Some(ledger),
             ledger_most: 0,
             samples: 0,
             unfair: 0,
@@ -638,9 +659,15 @@ impl Run {
 
     fn sample(&mut self) {
         if let Some(connection) = self.ledger.as_mut() {
-            let grants = redis_server::ledger_grants(connection, BUDGET);
-            let total = grants.iter().map(|(_, grant)| grant).sum();
-            self.ledger_most = self.ledger_most.max(total);
+            match redis_server::try_ledger_grants(connection, BUDGET) {
+                Ok(grants) => {
+                    let total = grants.iter().map(|(_, grant)| grant).sum();
+                    self.ledger_most = self.ledger_most.max(total);
+                }
+                // Redis went away (a campaign's fault): read again once
+                // the driver reconnects.
+                Err(_) => self.ledger = None,
+            }
         }
         self.samples += 1;
         if !Run::fair(&self.nodes, self.capacity) {
@@ -691,7 +718,8 @@ impl Run {
             .map(|(node, _)| node.grant())
             .collect();
         let small_met = live.iter().zip(&shares).all(|(node, &share)| {
-            node.demand > share || (node.demand - 1..=node.demand + 2).contains(&node.grant())
+            node.demand > share
+                || (node.demand.saturating_sub(1)..=node.demand + 2).contains(&node.grant())
         });
         let even = busy.iter().max().unwrap_or(&0) - busy.iter().min().unwrap_or(&0) <= 1;
         let granted: usize = live.iter().map(|node| node.grant()).sum();

@@ -1,0 +1,562 @@
+//! `fleet --nemesis SECONDS [--seed N]`: a fault campaign (#41). Four node
+//! processes with `floor(0)` (the hard limit) under random demand reach
+//! `redis-server` through a TCP proxy in this driver, while a nemesis
+//! picks a fault at random every 0.2 to 2 seconds:
+//!
+//! * `kill -9` of a node, restarted under its name a moment later;
+//! * `SIGSTOP` of a node, or of Redis, for up to two leases, then `SIGCONT`;
+//! * Redis restarted empty, or killed and restarted from its last snapshot
+//!   (taken at random moments before: a restore from an older state, as a
+//!   replica promoted before it caught up would be);
+//! * a step of Redis's wall clock, forward or back, by up to two leases (a
+//!   preloaded shim, `tests/support/clock_shim.c`);
+//! * a slow network: the proxy delays Redis's traffic by up to 800 ms for a
+//!   while, or cuts every connection at once.
+//!
+//! Not done: a replica promoted for real (the restore from an older
+//! snapshot leaves the ledger in the same state), and a step of a node's
+//! clock: a node's leases run on the monotonic clock, which cannot be
+//! stepped without root (its wall clock, which a shim can step, decides
+//! nothing).
+//!
+//! The checker, every tick: the downstream never serves more than the
+//! capacity at once (requests that reached it more than a second after
+//! their admission, admitted on a valid lease by a node stopped before it
+//! sent them, are counted apart: the documented case); the ledger's grants
+//! never sum past the capacity. Once the campaign ends every fault is
+//! healed, and within two leases and six refreshes (a learning lease, and
+//! the shares settling) every node is back to its fair share, renewing,
+//! and none died (a node that exits after it joined, unkilled, is a
+//! renewal task that failed). It exits with status 1 if a check fails, and
+//! prints the seed to run it again.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::redis_server::{free_port, Options, RedisServer};
+use super::{
+    shown, signal, Downstream, NodeProcess, Run, BUDGET, BUSY, CAPACITY, LEASE, REFRESH, TICK,
+};
+
+/// The nodes of the campaign.
+const NODES: usize = 4;
+/// The demands a node is given at random.
+const DEMANDS: [usize; 6] = [0, 2, 4, 8, 16, BUSY];
+
+/// A small generator (xorshift), so a seed replays a campaign's choices.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// A duration between `low` and `high`.
+    fn between(&mut self, low: Duration, high: Duration) -> Duration {
+        low + (high - low).mul_f64(self.below(1_000) as f64 / 1_000.0)
+    }
+}
+
+/// A TCP proxy from the nodes to Redis that can delay its traffic or cut
+/// every connection.
+struct Proxy {
+    port: u16,
+    /// Milliseconds each chunk waits before it is passed on.
+    delay_ms: Arc<AtomicU64>,
+    /// Bumped to cut every connection open.
+    cuts: Arc<AtomicU64>,
+}
+
+impl Proxy {
+    fn start(upstream: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the proxy");
+        let port = listener.local_addr().expect("an address").port();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let cuts = Arc::new(AtomicU64::new(0));
+        let (delay, cut) = (Arc::clone(&delay_ms), Arc::clone(&cuts));
+        thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue; // Redis is down: the node's call fails
+                };
+                let generation = cut.load(Ordering::SeqCst);
+                for (from, to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ] {
+                    let (Ok(from), Ok(to)) = (from, to) else {
+                        continue;
+                    };
+                    let (delay, cut) = (Arc::clone(&delay), Arc::clone(&cut));
+                    thread::spawn(move || pump(from, to, &delay, &cut, generation));
+                }
+            }
+        });
+        Proxy {
+            port,
+            delay_ms,
+            cuts,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// Passes `from`'s bytes on to `to`, each chunk after the delay, until
+/// either end closes or the connections are cut.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    delay: &AtomicU64,
+    cuts: &AtomicU64,
+    generation: u64,
+) {
+    let _ = from.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        if cuts.load(Ordering::SeqCst) != generation {
+            break;
+        }
+        match from.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                let wait = delay.load(Ordering::SeqCst);
+                if wait > 0 {
+                    thread::sleep(Duration::from_millis(wait));
+                }
+                if to.write_all(&buffer[..n]).is_err() {
+                    break;
+                }
+            }
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+/// The clock shim built into a directory of its own, and the file holding
+/// its offset (ms).
+fn clock_shim() -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("sidejob-nemesis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for the clock shim");
+    let source = dir.join("clock_shim.c");
+    std::fs::write(&source, include_str!("../../tests/support/clock_shim.c"))
+        .expect("the shim's source");
+    let library = dir.join("clock_shim.so");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .arg("-ldl")
+        .status()
+        .expect("cc runs (the clock shim is C)");
+    assert!(built.success(), "the clock shim did not build");
+    let offset = dir.join("offset");
+    std::fs::write(&offset, 0i64.to_le_bytes()).expect("the offset file");
+    (library, offset)
+}
+
+/// Steps Redis's wall clock to `offset_ms` ahead of the real one.
+fn step_clock(offset: &PathBuf, offset_ms: i64) {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(offset)
+        .expect("the offset file");
+    // In place, never truncated: the server maps the file.
+    file.write_all_at(&offset_ms.to_le_bytes(), 0)
+        .expect("the offset is written");
+}
+
+/// A fault in force, healed at its time.
+enum Heal {
+    ResumeNode(usize),
+    RestartNode(usize),
+    ResumeRedis,
+    Network,
+}
+
+/// The campaign's state beside the run.
+struct Campaign {
+    redis: RedisServer,
+    proxy: Proxy,
+    offset: PathBuf,
+    clock_ms: i64,
+    redis_stopped: bool,
+    /// Faults in force, with when they are healed.
+    healing: Vec<(Instant, Heal)>,
+    /// Faults injected, by kind.
+    counts: std::collections::BTreeMap<&'static str, usize>,
+    /// Nodes killed by the nemesis (their exit is no failure).
+    killed: [bool; NODES],
+    stopped: [bool; NODES],
+    /// Nodes that exited after joining, unkilled.
+    died: Vec<String>,
+    /// Joins that failed (a node restarted while Redis was away: `join`
+    /// gives up after its time, as documented) and were made again.
+    rejoins: usize,
+}
+
+impl Campaign {
+    fn count(&mut self, kind: &'static str) {
+        *self.counts.entry(kind).or_default() += 1;
+    }
+
+    fn ledger(&self) -> Option<redis::Connection> {
+        if self.redis_stopped {
+            return None;
+        }
+        let client = redis::Client::open(self.redis.url()).ok()?;
+        let connection = client
+            .get_connection_with_timeout(Duration::from_millis(500))
+            .ok()?;
+        connection
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .ok()?;
+        Some(connection)
+    }
+}
+
+fn restart_node(run: &mut Run, proxy: &Proxy, i: usize) {
+    let demand = run.nodes[i].demand;
+    let name = run.nodes[i].name.clone();
+    let port = run.downstream.port;
+    run.nodes[i] = NodeProcess::start(&proxy.url(), BUDGET, &name, (port, demand), "0");
+}
+
+/// Runs the campaign for the seconds after `--nemesis`; returns the exit
+/// status: 0 if every check passed.
+pub(super) fn drive(args: &[String]) -> i32 {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|arg| arg == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|value| value.parse::<u64>().ok())
+    };
+    let seconds = value("--nemesis").expect("--nemesis SECONDS");
+    let seed = value("--seed").unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |since| since.as_nanos() as u64)
+            | 1
+    });
+    let mut draw = Draw(seed);
+    let (library, offset) = clock_shim();
+    let options = Options {
+        env: vec![
+            ("LD_PRELOAD".into(), library.display().to_string()),
+            ("SIDEJOB_CLOCK_OFFSET".into(), offset.display().to_string()),
+        ],
+        ..Options::default()
+    };
+    let redis = RedisServer::start_with(free_port(), options);
+    let proxy = Proxy::start(redis.port);
+    let downstream = Downstream::start();
+    println!(
+        "nemesis for {seconds}s, seed {seed}: redis-server on 127.0.0.1:{} behind a proxy on {}, \
+         downstream on {}; budget {CAPACITY}, lease {LEASE:?}, refresh {REFRESH:?}, {NODES} nodes \
+         with floor 0",
+        redis.port, proxy.port, downstream.port
+    );
+    let demands: Vec<usize> = (0..NODES)
+        .map(|_| DEMANDS[draw.below(DEMANDS.len() as u64) as usize])
+        .collect();
+    let mut run = Run::start_at(&proxy.url(), redis.connection(), downstream, &demands, "0");
+    run.prompt_only = true;
+    let capacity = run.capacity;
+    let mut failures = Vec::new();
+    let first = run.first_shares(&format!("{NODES} nodes join, demands {demands:?}"));
+    if first.is_none() {
+        failures.push("the shares did not settle before the campaign".to_owned());
+    }
+    let mut campaign = Campaign {
+        redis,
+        proxy,
+        offset,
+        clock_ms: 0,
+        redis_stopped: false,
+        healing: Vec::new(),
+        counts: Default::default(),
+        killed: [false; NODES],
+        stopped: [false; NODES],
+        died: Vec::new(),
+        rejoins: 0,
+    };
+
+    let ends = Instant::now() + Duration::from_secs(seconds);
+    let mut next_fault = Instant::now();
+    while Instant::now() < ends {
+        if run.ledger.is_none() {
+            run.ledger = campaign.ledger();
+        }
+        run.sample();
+        watch_nodes(&mut run, &mut campaign);
+        heal_due(&mut run, &mut campaign, false);
+        if Instant::now() >= next_fault {
+            fault(&mut run, &mut campaign, &mut draw);
+            next_fault = Instant::now()
+                + draw.between(Duration::from_millis(200), Duration::from_millis(2000));
+        }
+        thread::sleep(TICK);
+    }
+
+    // Every fault healed; the clock back where it was (one more step).
+    run.event("the campaign ends: every fault healed");
+    heal_due(&mut run, &mut campaign, true);
+    if campaign.clock_ms != 0 {
+        campaign.clock_ms = 0;
+        step_clock(&campaign.offset, 0);
+        run.event("redis-server's clock stepped back to the real one");
+    }
+    let bound = LEASE * 2 + REFRESH * 6;
+    let healed = Instant::now();
+    let settled = loop {
+        if run.ledger.is_none() {
+            run.ledger = campaign.ledger();
+        }
+        run.sample();
+        watch_nodes(&mut run, &mut campaign);
+        let all_in = run
+            .nodes
+            .iter()
+            .all(|node| node.joined.load(Ordering::Relaxed));
+        if all_in && Run::fair(&run.nodes, capacity) {
+            break Some(healed.elapsed());
+        }
+        // A join that failed while Redis was away is made again: a join's
+        // own time (a lease and two refreshes) is added to the bound.
+        if healed.elapsed() > bound + LEASE + REFRESH * 2 {
+            break None;
+        }
+        thread::sleep(TICK / 5);
+    };
+    run.event(&format!(
+        "fair shares {} after the last fault (bound {:.1}s, a join's time added)",
+        shown(settled),
+        (bound + LEASE + REFRESH * 2).as_secs_f64()
+    ));
+    if settled.is_none() {
+        let nodes: Vec<String> = run
+            .nodes
+            .iter()
+            .map(|node| {
+                let [grant, in_flight, renewals, failed] = *node.status.lock().unwrap();
+                format!(
+                    "{} demand {} grant {grant} in flight {in_flight} renewals {renewals} \
+                     failed {failed}",
+                    node.name, node.demand
+                )
+            })
+            .collect();
+        failures.push(format!(
+            "the nodes did not return to their fair shares in time: {}",
+            nodes.join("; ")
+        ));
+    }
+    // Every node renews.
+    let renewals: Vec<usize> = run
+        .nodes
+        .iter()
+        .map(|node| node.status.lock().unwrap()[2])
+        .collect();
+    run.watch(REFRESH * 4);
+    for (node, before) in run.nodes.iter().zip(renewals) {
+        let now = node.status.lock().unwrap()[2];
+        if now <= before {
+            failures.push(format!(
+                "{} stopped renewing ({before} then {now})",
+                node.name
+            ));
+        }
+    }
+    for name in &campaign.died {
+        failures.push(format!("{name} exited after it joined, unkilled"));
+    }
+    println!(
+        "faults: {}; joins made again after failing: {}",
+        campaign
+            .counts
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        campaign.rejoins
+    );
+    println!("seed {seed}");
+    let status = run.finish(&mut failures);
+    drop(campaign);
+    status
+}
+
+/// Notes nodes that exited: killed (restarted at their heal), failed to
+/// join (made again), or died (a failure).
+fn watch_nodes(run: &mut Run, campaign: &mut Campaign) {
+    for i in 0..NODES {
+        if campaign.killed[i] || !run.nodes[i].alive {
+            continue;
+        }
+        if let Ok(Some(_)) = run.nodes[i].child.try_wait() {
+            if run.nodes[i].joined.load(Ordering::Relaxed) {
+                let name = run.nodes[i].name.clone();
+                run.event(&format!("{name} exited after it joined"));
+                campaign.died.push(name);
+                run.nodes[i].alive = false;
+            } else {
+                campaign.rejoins += 1;
+                let proxy = &campaign.proxy;
+                restart_node(run, proxy, i);
+            }
+        }
+    }
+}
+
+/// Heals the faults due (all of them if `all`).
+fn heal_due(run: &mut Run, campaign: &mut Campaign, all: bool) {
+    let now = Instant::now();
+    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut campaign.healing)
+        .into_iter()
+        .partition(|(at, _)| all || *at <= now);
+    campaign.healing = later;
+    for (_, heal) in due {
+        match heal {
+            Heal::ResumeNode(i) => {
+                signal(run.nodes[i].child.id(), "-CONT");
+                campaign.stopped[i] = false;
+                run.nodes[i].alive = true;
+                run.event(&format!("{} resumed (SIGCONT)", run.nodes[i].name));
+            }
+            Heal::RestartNode(i) => {
+                let _ = run.nodes[i].child.wait();
+                restart_node(run, &campaign.proxy, i);
+                campaign.killed[i] = false;
+                run.event(&format!("{} restarted under its name", run.nodes[i].name));
+            }
+            Heal::ResumeRedis => {
+                signal(campaign.redis.pid(), "-CONT");
+                campaign.redis_stopped = false;
+                run.ledger = campaign.ledger();
+                run.event("redis-server resumed (SIGCONT)");
+            }
+            Heal::Network => {
+                campaign.proxy.delay_ms.store(0, Ordering::SeqCst);
+                run.event("the network is fast again");
+            }
+        }
+    }
+}
+
+/// Injects one fault at random.
+fn fault(run: &mut Run, campaign: &mut Campaign, draw: &mut Draw) {
+    let now = Instant::now();
+    let i = draw.below(NODES as u64) as usize;
+    let node_free = !campaign.killed[i] && !campaign.stopped[i] && run.nodes[i].alive;
+    match draw.below(10) {
+        0 | 1 => {
+            // The demand moves (not a fault: the load the faults meet).
+            let demand = DEMANDS[draw.below(DEMANDS.len() as u64) as usize];
+            if node_free {
+                run.nodes[i].set_demand(demand);
+                run.event(&format!("{} demand {demand}", run.nodes[i].name));
+            }
+        }
+        2 if node_free => {
+            signal(run.nodes[i].child.id(), "-KILL");
+            campaign.killed[i] = true;
+            run.nodes[i].alive = false;
+            let back = now + draw.between(Duration::ZERO, LEASE * 2);
+            campaign.healing.push((back, Heal::RestartNode(i)));
+            campaign.count("kill -9 node");
+            run.event(&format!("{} killed (kill -9)", run.nodes[i].name));
+        }
+        3 if node_free => {
+            signal(run.nodes[i].child.id(), "-STOP");
+            campaign.stopped[i] = true;
+            run.nodes[i].alive = false;
+            let back = now + draw.between(Duration::from_millis(50), LEASE * 2);
+            campaign.healing.push((back, Heal::ResumeNode(i)));
+            campaign.count("stop node");
+            run.event(&format!("{} stopped (SIGSTOP)", run.nodes[i].name));
+        }
+        4 if !campaign.redis_stopped => {
+            run.ledger = None;
+            signal(campaign.redis.pid(), "-STOP");
+            campaign.redis_stopped = true;
+            let back = now + draw.between(Duration::from_millis(50), LEASE * 2);
+            campaign.healing.push((back, Heal::ResumeRedis));
+            campaign.count("stop redis");
+            run.event("redis-server stopped (SIGSTOP)");
+        }
+        5 if !campaign.redis_stopped => {
+            run.ledger = None;
+            if draw.below(2) == 0 {
+                campaign.redis.restart_empty();
+                campaign.count("redis restarted empty");
+                run.event("redis-server restarted empty");
+            } else {
+                campaign.redis.restart_from_snapshot();
+                campaign.count("redis restored from a snapshot");
+                run.event("redis-server killed, restarted from its last snapshot");
+            }
+            run.ledger = campaign.ledger();
+        }
+        6 if !campaign.redis_stopped => {
+            // A snapshot for a later restore: the older the state it holds,
+            // the staler the ledger restored.
+            if let Some(mut connection) = campaign.ledger() {
+                let _ = redis::cmd("SAVE").exec(&mut connection);
+                run.event("redis-server saved a snapshot");
+            }
+        }
+        7 => {
+            let by = draw
+                .between(Duration::from_millis(100), LEASE * 2)
+                .as_millis() as i64;
+            campaign.clock_ms += if draw.below(2) == 0 { by } else { -by };
+            step_clock(&campaign.offset, campaign.clock_ms);
+            campaign.count("redis clock stepped");
+            run.event(&format!(
+                "redis-server's clock stepped to {:+}ms",
+                campaign.clock_ms
+            ));
+        }
+        8 => {
+            let delay = draw.between(Duration::from_millis(50), Duration::from_millis(800));
+            campaign
+                .proxy
+                .delay_ms
+                .store(delay.as_millis() as u64, Ordering::SeqCst);
+            let back = now + draw.between(Duration::from_millis(500), LEASE * 2);
+            campaign.healing.push((back, Heal::Network));
+            campaign.count("slow network");
+            run.event(&format!("the network delays Redis's traffic by {delay:?}"));
+        }
+        9 => {
+            campaign.proxy.cuts.fetch_add(1, Ordering::SeqCst);
+            campaign.count("connections cut");
+            run.event("every connection to Redis cut");
+        }
+        _ => {}
+    }
+}
