@@ -99,7 +99,7 @@ struct Budget {
 impl Budget {
     fn new(name: &str, capacity: u64, args: &Args) -> Budget {
         let tag = format!("{{sidejob:fleet:{name}}}");
-        let keys = ["meta", "nodes", "expiry", "learned", "levels", "order"]
+        let keys = ["meta", "nodes", "expiry", "held", "levels", "order"]
             .iter()
             .map(|key| format!("{tag}:{key}"))
             .collect();

@@ -50,7 +50,7 @@ fn call(
         .key(format!("{tag}:meta"))
         .key(format!("{tag}:nodes"))
         .key(format!("{tag}:expiry"))
-        .key(format!("{tag}:learned"))
+        .key(format!("{tag}:held"))
         .key(format!("{tag}:levels"))
         .key(format!("{tag}:order"))
         .arg(format!("node-{node}"))

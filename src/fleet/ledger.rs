@@ -113,7 +113,7 @@ impl Ledger {
             client,
             connection: Arc::new(tokio::sync::Mutex::new(None)),
             script: Script::new(include_str!("renew.lua")),
-            keys: ["meta", "nodes", "expiry", "learned", "levels", "order"]
+            keys: ["meta", "nodes", "expiry", "held", "levels", "order"]
                 .map(|key| format!("{tag}:{key}")),
             node: node.to_owned(),
             token: token(),

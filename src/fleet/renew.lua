@@ -10,7 +10,8 @@
 --             learn_until and last (ms, server clock: the end of a learning
 --             lease, the last call); layout (3); epoch (grants of another
 --             epoch were lost with a ledger that may be stale); and running
---             figures: nodes, granted (the grants' sum), learned_sum,
+--             figures: nodes, granted (the grants' sum), learned_sum
+--             and learned_n (the sum and count of `held`),
 --             wanting and wanted (the count and sum of the wants above
 --             zero, each capped at the width), width (of the levels tree),
 --             version (of the wants and capacity), water (the water level
@@ -18,8 +19,9 @@
 --             keys' time to live was last renewed)
 --   2 nodes   hash: node -> "want grant expiry token epoch"
 --   3 expiry  sorted set: node by when its lease ends (ms, server clock)
---   4 learned hash: node -> what it held when it first renewed in a
---             learning lease
+--   4 held    hash: node -> what it held when it first renewed in a
+--             learning lease (not `learned`, which a node of the older
+--             layout deletes)
 --   5 levels  hash: a 16-ary tree over the wants (each capped at the
 --             width): c<k>:<j> and s<k>:<j>, the count and sum of the wants
 --             in block j of 16^k values, to find the water level in
@@ -48,14 +50,16 @@
 -- forgotten; one whose records disagree with each other (a key deleted, a
 -- node of an older layout at work) is forgotten too. Either is learned
 -- again, as a lost ledger is.
-local meta, nodes_key, expiry, learned, levels, order =
+local meta, nodes_key, expiry, held, levels, order =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local node, token = ARGV[1], ARGV[2]
 local capacity = tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
 local refresh = tonumber(ARGV[5])
-local want = tonumber(ARGV[6])
-local holding = tonumber(ARGV[7])
+-- Counts past 2^48 are beyond any capacity (a node's is at most 2^24):
+-- capped, so every sum below stays exact in a double.
+local want = math.min(tonumber(ARGV[6]), 2 ^ 48)
+local holding = math.min(tonumber(ARGV[7]), 2 ^ 48)
 local mode = ARGV[8]
 local seen = tonumber(ARGV[9])
 local since = tonumber(ARGV[10])
@@ -80,7 +84,7 @@ end
 -- one failed call per node and a learning lease, never a grant past the
 -- budget nor a budget that fails for good.
 local function corrupt(what)
-  redis.call('UNLINK', meta, nodes_key, expiry, learned, levels, order)
+  redis.call('UNLINK', meta, nodes_key, expiry, held, levels, order)
   error({err = 'CORRUPT sidejob fleet ledger, forgotten: ' .. what})
 end
 
@@ -108,8 +112,15 @@ local function width_for(slots)
   return w
 end
 
+local function is_width(w)
+  while w >= RADIX and w % RADIX == 0 do
+    w = w / RADIX
+  end
+  return w == 1
+end
+
 local FIELDS = {'capacity', 'lease', 'learn_until', 'last', 'refresh', 'layout', 'epoch',
-  'nodes', 'granted', 'learned_sum', 'wanting', 'wanted', 'width', 'version', 'water',
+  'nodes', 'granted', 'learned_sum', 'learned_n', 'wanting', 'wanted', 'width', 'version', 'water',
   'unwatered', 'kept'}
 local got = redis.pcall('HMGET', meta, unpack(FIELDS))
 if got.err then
@@ -130,7 +141,7 @@ local audit = not settings.capacity or not kept
   or now - kept >= (tonumber(settings.lease) or 0) / 4
 local older = false
 if audit then
-  local kinds = {{nodes_key, 'hash'}, {expiry, 'zset'}, {learned, 'hash'}, {levels, 'hash'},
+    local kinds = {{nodes_key, 'hash'}, {expiry, 'zset'}, {held, 'hash'}, {levels, 'hash'},
     {order, 'zset'}}
   for _, pair in ipairs(kinds) do
     local found = redis.call('TYPE', pair[1])['ok']
@@ -143,7 +154,7 @@ if audit then
 end
 
 -- The running figures.
-local epoch, count_nodes, granted, learned_sum, wanting, wanted, width, version
+local epoch, count_nodes, granted, learned_sum, learned_n, wanting, wanted, width, version
 local learn_until, water, unwatered
 local stale = false
 -- Whether this call moved the wants, the capacity or the width (the water
@@ -153,9 +164,9 @@ local changed, renew_ttl = false, false
 -- Forgets every node: a ledger that cannot be trusted. Its settings stay;
 -- grants of the epoch before are no grants.
 local function forget_all()
-  redis.call('UNLINK', nodes_key, expiry, learned, levels, order)
+  redis.call('UNLINK', nodes_key, expiry, held, levels, order)
   epoch = epoch + 1
-  count_nodes, granted, learned_sum, wanting, wanted = 0, 0, 0, 0, 0
+  count_nodes, granted, learned_sum, learned_n, wanting, wanted = 0, 0, 0, 0, 0, 0
   changed, stale = true, true
 end
 
@@ -191,11 +202,13 @@ else
     capacity = known
   end
   learn_until = count(settings.learn_until or 0, 'meta.learn_until')
-  local last = count(settings.last or now, 'meta.last')
+  -- No record of the last call: as if it were long ago.
+  local last = count(settings.last or 0, 'meta.last')
   epoch = count(settings.epoch or 0, 'meta.epoch')
   count_nodes = count(settings.nodes or 0, 'meta.nodes')
   granted = count(settings.granted or 0, 'meta.granted')
   learned_sum = count(settings.learned_sum or 0, 'meta.learned_sum')
+  learned_n = count(settings.learned_n or 0, 'meta.learned_n')
   wanting = count(settings.wanting or 0, 'meta.wanting')
   wanted = count(settings.wanted or 0, 'meta.wanted')
   width = count(settings.width or width_for(known), 'meta.width')
@@ -203,7 +216,7 @@ else
   unwatered = count(settings.unwatered or 0, 'meta.unwatered')
   water = settings.water
   if older or (settings.layout and tonumber(settings.layout) ~= LAYOUT) or width <= known
-      or width ~= width_for(width - 1) then
+      or not is_width(width) then
     -- A ledger of an older layout (its nodes cannot keep this one's
     -- figures), or a width that is no power of the radix: learned again.
     width = width_for(math.max(capacity, known))
@@ -252,17 +265,42 @@ if seen >= 0 and mode ~= 'leave' then
   end
 end
 
+-- The tree's top blocks summed: the count and sum of every want it holds
+-- (nil if a field is no number).
+local function tree_totals()
+  local span = width / RADIX
+  local fields = {}
+  for t = 0, RADIX - 1 do
+    fields[#fields + 1] = 'c' .. whole(span) .. ':' .. whole(t)
+    fields[#fields + 1] = 's' .. whole(span) .. ':' .. whole(t)
+  end
+  local top = redis.call('HMGET', levels, unpack(fields))
+  local c, s = 0, 0
+  for t = 0, RADIX - 1 do
+    local ct, st = tonumber(top[2 * t + 1] or 0), tonumber(top[2 * t + 2] or 0)
+    if not ct or not st then
+      return nil, nil
+    end
+    c, s = c + ct, s + st
+  end
+  return c, s
+end
+
 -- The records agree with the running figures (O(log n), at the audit):
 -- every node has its record, lease and place in the order, and the order
--- counts the wants the figures count. A key deleted by hand, evicted, or
+-- and the tree count the wants the figures count. A key deleted by hand, evicted, or
 -- written by a node of an older layout breaks one of these. Until the
 -- audit finds it, the grants' running total still bounds every grant.
+local tree_count, tree_sum
+if audit then
+  tree_count, tree_sum = tree_totals()
+end
 if audit and (redis.call('HLEN', nodes_key) ~= count_nodes
+    or tree_count ~= wanting or tree_sum ~= wanted
     or redis.call('ZCARD', expiry) ~= count_nodes
     or redis.call('ZCARD', order) ~= count_nodes
     or redis.call('ZCOUNT', order, '(0', '+inf') ~= wanting
-    or (learned_sum > 0 and redis.call('EXISTS', learned) == 0)
-    or (wanting > 0 and redis.call('EXISTS', levels) == 0)) then
+    or redis.call('HLEN', held) ~= learned_n) then
   forget_all()
   record, mine = nil, nil
 end
@@ -286,15 +324,15 @@ local function tree_move(from, to)
     local a = from >= 1 and math.floor((from - 1) / span) or -1
     local b = to >= 1 and math.floor((to - 1) / span) or -1
     if a == b then
-      redis.call('HINCRBY', levels, 's' .. span .. ':' .. a, whole(to - from))
+      redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(a), whole(to - from))
     else
       if a >= 0 then
-        redis.call('HINCRBY', levels, 'c' .. span .. ':' .. a, -1)
-        redis.call('HINCRBY', levels, 's' .. span .. ':' .. a, whole(-from))
+        redis.call('HINCRBY', levels, 'c' .. whole(span) .. ':' .. whole(a), -1)
+        redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(a), whole(-from))
       end
       if b >= 0 then
-        redis.call('HINCRBY', levels, 'c' .. span .. ':' .. b, 1)
-        redis.call('HINCRBY', levels, 's' .. span .. ':' .. b, whole(to))
+        redis.call('HINCRBY', levels, 'c' .. whole(span) .. ':' .. whole(b), 1)
+        redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(b), whole(to))
       end
     end
     span = span * RADIX
@@ -363,12 +401,21 @@ end
 -- may hold grants the ledger does not show, so only what each reports
 -- holding is granted, and no lease is purged: every live node renews once
 -- in it. Every grant before is void (a new epoch).
-if stale and now >= learn_until then
+local function start_learning()
   learn_until = now + lease
   epoch = epoch + 1
-  granted, learned_sum = 0, 0
-  redis.call('UNLINK', learned)
+  granted, learned_sum, learned_n = 0, 0, 0
+  redis.call('UNLINK', held)
   renew_ttl = true
+end
+if stale and now >= learn_until then
+  start_learning()
+end
+-- While learning, what the nodes held is the bound: a `held` that lost or
+-- gained a record (deleted, evicted, written by hand) no longer tells it,
+-- and the learning starts over.
+if now < learn_until and redis.call('HLEN', held) ~= learned_n then
+  start_learning()
 end
 local learning = now < learn_until
 
@@ -398,17 +445,6 @@ if not learning then
   end
 end
 
--- One process per name: a live lease held by another token is not ours.
--- While learning, no lease is known to have ended: the name is free once
--- the learning lease is over, if its holder did not renew.
-if mine and mine.token ~= token then
-  local wait = math.max(mine.expiry - now, 0)
-  if learning then
-    wait = math.max(wait, learn_until - now)
-  end
-  return {'owner', 0, 0, 0, 0, capacity, wait, 0}
-end
-
 local ttl = 2 * lease
 -- Writes the running figures back; every key's time to live is renewed at
 -- the audit (a quarter lease apart at most) and whenever the set of nodes
@@ -419,15 +455,28 @@ local function keep()
   end
   redis.call('HSET', meta, 'last', now, 'learn_until', whole(learn_until),
     'epoch', epoch, 'nodes', count_nodes, 'granted', whole(granted),
-    'learned_sum', whole(learned_sum), 'wanting', wanting, 'wanted', whole(wanted),
+    'learned_sum', whole(learned_sum), 'learned_n', learned_n, 'wanting', wanting, 'wanted', whole(wanted),
     'width', whole(width), 'version', version, 'water', water or '',
     'unwatered', unwatered)
   if renew_ttl or audit or stale then
     redis.call('HSET', meta, 'kept', now)
-    for _, key in ipairs({meta, nodes_key, expiry, learned, levels, order}) do
+    for _, key in ipairs({meta, nodes_key, expiry, held, levels, order}) do
       redis.call('PEXPIRE', key, ttl)
     end
   end
+end
+
+-- One process per name: a live lease held by another token is not ours.
+-- While learning, no lease is known to have ended: the name is free once
+-- the learning lease is over, if its holder did not renew.
+if mine and mine.token ~= token then
+  local wait = math.max(mine.expiry - now, 0)
+  if learning then
+    wait = math.max(wait, learn_until - now)
+  end
+  -- What this call changed (leases forgotten, a learning lease) stays.
+  keep()
+  return {'owner', 0, 0, 0, 0, capacity, wait, 0}
 end
 
 if mode == 'leave' then
@@ -482,8 +531,8 @@ else
     while span >= 1 do
       local fields = {}
       for t = 0, RADIX - 1 do
-        fields[#fields + 1] = 'c' .. span .. ':' .. (base + t)
-        fields[#fields + 1] = 's' .. span .. ':' .. (base + t)
+        fields[#fields + 1] = 'c' .. whole(span) .. ':' .. whole(base + t)
+        fields[#fields + 1] = 's' .. whole(span) .. ':' .. whole(base + t)
       end
       local range = redis.call('HMGET', levels, unpack(fields))
       local into = nil
@@ -548,15 +597,15 @@ if learning then
   -- others held when they first renewed (all grants summed to at most the
   -- capacity then). So the known nodes share what they held at first: a
   -- node grows only into slots another known node gave back.
-  if redis.call('HSETNX', learned, node, holding) == 1 then
-    learned_sum = learned_sum + holding
+  if redis.call('HSETNX', held, node, whole(holding)) == 1 then
+    learned_sum, learned_n = learned_sum + holding, learned_n + 1
     renew_ttl = true
   end
   grant = math.max(holding, math.min(target, math.max(learned_sum - others, 0)))
 else
-  if learned_sum > 0 then
-    redis.call('UNLINK', learned)
-    learned_sum = 0
+  if learned_n > 0 then
+    redis.call('UNLINK', held)
+    learned_sum, learned_n = 0, 0
   end
   grant = math.max(holding, math.min(target, math.max(capacity - others, 0)))
 end

@@ -12,7 +12,7 @@ use crate::{hold_the_budget, learning, ledger_total, Busy};
 const CAPACITY: usize = 10;
 
 /// The budget's keys, as `renew.lua` names them.
-const KEYS: [&str; 6] = ["meta", "nodes", "expiry", "learned", "levels", "order"];
+const KEYS: [&str; 6] = ["meta", "nodes", "expiry", "held", "levels", "order"];
 
 /// Two busy nodes on `budget`, their grants settled at the whole budget.
 async fn settled(server: &RedisServer, budget: &str) -> Busy {
