@@ -207,8 +207,18 @@ fn now_ns() -> u128 {
 /// prints `status <grant> <in flight> <renewals> <failed renewals>` every
 /// [`TICK`].
 fn node(args: &[String]) {
+    let (timing, args) = match args {
+        [rest @ .., lease, refresh] if rest.len() == 6 => {
+            let millis = |arg: &String| Duration::from_millis(arg.parse().expect("ms"));
+            ((millis(lease), millis(refresh)), rest)
+        }
+        _ => ((LEASE, REFRESH), args),
+    };
     let [url, budget, name, port, demand, floor] = args else {
-        panic!("usage: fleet node <redis url> <budget> <name> <downstream port> <demand> <floor|share>");
+        panic!(
+            "usage: fleet node <redis url> <budget> <name> <downstream port> <demand> \
+             <floor|share> [<lease ms> <refresh ms>]"
+        );
     };
     let port: u16 = port.parse().expect("a port");
     let demand = Arc::new(AtomicUsize::new(demand.parse().expect("a demand")));
@@ -221,8 +231,8 @@ fn node(args: &[String]) {
     let resource = Arc::new(Resource::new(CAPACITY));
     let mut builder = Fleet::builder(url, budget)
         .capacity(CAPACITY)
-        .lease(LEASE)
-        .refresh(REFRESH)
+        .lease(timing.0)
+        .refresh(timing.1)
         .node(name);
     // By default a node cut off from Redis past its lease keeps its safe
     // share (the budget over the nodes); `0` for a hard limit.
@@ -348,6 +358,18 @@ impl NodeProcess {
         (port, demand): (u16, usize),
         floor: &str,
     ) -> NodeProcess {
+        NodeProcess::start_timed(url, budget, name, (port, demand), floor, (LEASE, REFRESH))
+    }
+
+    /// As [`NodeProcess::start`], with a lease and a refresh of its own.
+    fn start_timed(
+        url: &str,
+        budget: &str,
+        name: &str,
+        (port, demand): (u16, usize),
+        floor: &str,
+        (lease, refresh): (Duration, Duration),
+    ) -> NodeProcess {
         let mut child = Command::new(std::env::current_exe().expect("this example's path"))
             .args([
                 "node",
@@ -357,6 +379,8 @@ impl NodeProcess {
                 &port.to_string(),
                 &demand.to_string(),
                 floor,
+                &lease.as_millis().to_string(),
+                &refresh.as_millis().to_string(),
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -475,6 +499,8 @@ fn fair_shares(demands: &[usize], capacity: usize) -> Vec<usize> {
 struct Run {
     started: Instant,
     capacity: usize,
+    /// The nodes' lease.
+    lease: Duration,
     nodes: Vec<NodeProcess>,
     downstream: Downstream,
     /// The most the downstream served at once, and when.
@@ -506,7 +532,13 @@ impl Run {
         demands: &[usize],
         floor: &str,
     ) -> Run {
-        Run::start_at(&redis.url(), redis.connection(), downstream, demands, floor)
+        Run::start_at(
+            &redis.url(),
+            redis.connection(),
+            downstream,
+            demands,
+            (floor, (LEASE, REFRESH)),
+        )
     }
 
     /// As [`Run::start`], the nodes reaching Redis at `url`, the driver
@@ -516,24 +548,26 @@ impl Run {
         ledger: redis::Connection,
         downstream: Downstream,
         demands: &[usize],
-        floor: &str,
+        (floor, timing): (&str, (Duration, Duration)),
     ) -> Run {
         let nodes = demands
             .iter()
             .enumerate()
             .map(|(i, &demand)| {
-                NodeProcess::start(
+                NodeProcess::start_timed(
                     url,
                     BUDGET,
                     &format!("n{i}"),
                     (downstream.port, demand),
                     floor,
+                    timing,
                 )
             })
             .collect();
         Run {
             started: Instant::now(),
             capacity: CAPACITY,
+            lease: timing.0,
             nodes,
             downstream,
             most: 0,
@@ -624,7 +658,7 @@ impl Run {
         self.header();
         self.event(joined);
         let capacity = self.capacity;
-        let first = self.watch_until(LEASE * 3, |nodes| Run::fair(nodes, capacity));
+        let first = self.watch_until(self.lease * 3, |nodes| Run::fair(nodes, capacity));
         self.event(&format!("fair shares after {}", shown(first)));
         first
     }
@@ -662,6 +696,9 @@ impl Run {
             match redis_server::try_ledger_grants(connection, BUDGET) {
                 Ok(grants) => {
                     let total = grants.iter().map(|(_, grant)| grant).sum();
+                    if total > self.capacity as u64 && total > self.ledger_most {
+                        self.event(&format!("the ledger grants {total}: {grants:?}"));
+                    }
                     self.ledger_most = self.ledger_most.max(total);
                 }
                 // Redis went away (a campaign's fault): read again once

@@ -1,5 +1,8 @@
 //! `fleet --nemesis SECONDS [--seed N]`: a fault campaign (#41). Four node
-//! processes with `floor(0)` (the hard limit) under random demand reach
+//! processes with `floor(0)` (the hard limit), a lease of 5 s and a
+//! refresh of 500 ms (a tenth of it: the settings under which every step
+//! of Redis's clock that could free a live lease is seen), under random
+//! demand, reach
 //! `redis-server` through a TCP proxy in this driver, while a nemesis
 //! picks a fault at random every 0.2 to 2 seconds:
 //!
@@ -41,9 +44,13 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::redis_server::{free_port, Options, RedisServer};
-use super::{
-    shown, signal, Downstream, NodeProcess, Run, BUDGET, BUSY, CAPACITY, LEASE, REFRESH, TICK,
-};
+use super::{shown, signal, Downstream, NodeProcess, Run, BUDGET, BUSY, CAPACITY, TICK};
+
+/// The campaign's lease and refresh: a refresh a tenth of a lease of 5 s,
+/// the settings under which every step of Redis's clock that could free a
+/// live lease is seen (`docs/operations.md`).
+const LEASE: Duration = Duration::from_secs(5);
+const REFRESH: Duration = Duration::from_millis(500);
 
 /// The nodes of the campaign.
 const NODES: usize = 4;
@@ -243,7 +250,14 @@ fn restart_node(run: &mut Run, proxy: &Proxy, i: usize) {
     let demand = run.nodes[i].demand;
     let name = run.nodes[i].name.clone();
     let port = run.downstream.port;
-    run.nodes[i] = NodeProcess::start(&proxy.url(), BUDGET, &name, (port, demand), "0");
+    run.nodes[i] = NodeProcess::start_timed(
+        &proxy.url(),
+        BUDGET,
+        &name,
+        (port, demand),
+        "0",
+        (LEASE, REFRESH),
+    );
 }
 
 /// Runs the campaign for the seconds after `--nemesis`; returns the exit
@@ -283,7 +297,13 @@ pub(super) fn drive(args: &[String]) -> i32 {
     let demands: Vec<usize> = (0..NODES)
         .map(|_| DEMANDS[draw.below(DEMANDS.len() as u64) as usize])
         .collect();
-    let mut run = Run::start_at(&proxy.url(), redis.connection(), downstream, &demands, "0");
+    let mut run = Run::start_at(
+        &proxy.url(),
+        redis.connection(),
+        downstream,
+        &demands,
+        ("0", (LEASE, REFRESH)),
+    );
     run.prompt_only = true;
     let capacity = run.capacity;
     let mut failures = Vec::new();

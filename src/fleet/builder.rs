@@ -35,6 +35,8 @@ pub struct FleetBuilder {
     pub(super) refresh: Duration,
     pub(super) floor: Option<usize>,
     pub(super) node: Option<String>,
+    /// A certificate (PEM) to trust for `rediss://` beside the system's.
+    pub(super) tls_root: Option<Vec<u8>>,
 }
 
 impl FleetBuilder {
@@ -47,7 +49,30 @@ impl FleetBuilder {
             refresh: Duration::from_secs(1),
             floor: None,
             node: None,
+            tls_root: None,
         }
+    }
+
+    /// Trusts the certificate authority `pem` (a PEM-encoded certificate)
+    /// for a `rediss://` URL, instead of the system's roots: for a Redis
+    /// whose certificate a private authority signed. Without it, a
+    /// `rediss://` URL verifies Redis's certificate against the system's
+    /// roots (OpenSSL's, so `SSL_CERT_FILE` applies).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo() -> std::io::Result<()> {
+    /// let builder = sidejob::fleet::Fleet::builder("rediss://redis.internal:6380", "api")
+    ///     .capacity(64)
+    ///     .tls_root_certificate(std::fs::read("/etc/redis/ca.pem")?);
+    /// # let _ = builder; Ok(()) }
+    /// ```
+    #[cfg(feature = "redis-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis-tls")))]
+    pub fn tls_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls_root = Some(pem.into());
+        self
     }
 
     /// The budget: the most slots held across every node. Required; every
@@ -163,8 +188,8 @@ impl FleetBuilder {
     /// or unlike the budget's in Redis), `lease` (zero, or unlike the
     /// budget's in Redis), `refresh` (zero, not under a third of the
     /// lease, or unlike the budget's in Redis), `floor` (above the capacity), `redis_url` (unparsable, or a
-    /// scheme this build cannot connect with: `rediss://` needs TLS, which
-    /// is not built in), `node` (another process holds that name's lease
+    /// scheme this build cannot connect with: `rediss://` needs the feature
+    /// `redis-tls`; or a root certificate that is no PEM certificate), `node` (another process holds that name's lease
     /// in the budget), or `resource` (an adaptive one: it sets its own
     /// capacity); [`FleetError::Redis`] with the first error as Redis gave
     /// it (refused, a wrong password, no answer in time);

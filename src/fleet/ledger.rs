@@ -95,15 +95,17 @@ impl std::fmt::Debug for Ledger {
 }
 
 impl Ledger {
-    /// Connects to `url` for `budget`'s keys, as `node`, once: the first
-    /// error (refused, a wrong password, a timeout) is reported as it is.
+    /// Connects to `url` (trusting `tls_root` for `rediss://`, if given)
+    /// for `budget`'s keys, as `node`, once: the first error (refused, a
+    /// wrong password, a certificate not trusted, a timeout) is reported
+    /// as it is.
     pub(super) async fn connect(
-        url: &str,
+        (url, tls_root): (&str, Option<&[u8]>),
         budget: &str,
         node: &str,
         (lease, refresh): (Duration, Duration),
     ) -> Result<Ledger, FleetError> {
-        let client = Client::open(url)
+        let client = client(url, tls_root)
             .map_err(|error| FleetError::invalid("redis_url", error.to_string()))?;
         // One hash tag: every key in one Redis Cluster slot, as one script
         // needs.
@@ -277,7 +279,22 @@ impl Session<'_> {
     }
 }
 
-/// A random token naming one `Fleet` in the ledger's `owners`.
+/// The client for `url`, trusting `tls_root` (a PEM certificate) if given.
+fn client(url: &str, tls_root: Option<&[u8]>) -> redis::RedisResult<Client> {
+    #[cfg(feature = "redis-tls")]
+    if let Some(root) = tls_root {
+        let certificates = redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(root.to_vec()),
+        };
+        return Client::build_with_tls(url, certificates);
+    }
+    #[cfg(not(feature = "redis-tls"))]
+    let _ = tls_root; // only `FleetBuilder::tls_root_certificate` sets it
+    Client::open(url)
+}
+
+/// A random token naming one `Fleet` in its node's record in the ledger.
 fn token() -> String {
     let state = RandomState::new();
     let high = state.hash_one(std::time::Instant::now());

@@ -196,7 +196,12 @@ impl Fleet {
             (lease, refresh),
             wants,
         ));
-        let connecting = Ledger::connect(&settings.url, &settings.budget, &node, (lease, refresh));
+        let connecting = Ledger::connect(
+            (&settings.url, settings.tls_root.as_deref()),
+            &settings.budget,
+            &node,
+            (lease, refresh),
+        );
         let ledger = match tokio::time::timeout_at(deadline, connecting).await {
             Ok(connected) => connected?,
             Err(_) => return Err(FleetError::timed_out("connecting")),

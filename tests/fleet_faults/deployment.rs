@@ -1,10 +1,9 @@
 //! What a deployment needs, as `docs/operations.md` lists it (#37): a
 //! node whose ACL user has only the documented commands on the budget's
-//! keys joins, renews and leaves; a `rediss://` URL (TLS is not built in)
-//! is refused naming `redis_url`.
+//! keys joins, renews and leaves; without the feature `redis-tls`, a
+//! `rediss://` URL is refused naming `redis_url`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use sidejob::fleet::Fleet;
 use sidejob::Resource;
@@ -54,8 +53,12 @@ async fn a_node_with_the_documented_acl_joins_renews_and_leaves() {
     assert!(server.grants("acl").is_empty());
 }
 
+/// Without the feature `redis-tls` (`.ci/run` runs this test so; with it,
+/// `tests/fleet_tls.rs` joins over TLS).
+#[cfg(not(feature = "redis-tls"))]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_url_is_refused_naming_the_url() {
+    use std::time::Duration;
     let resource = Arc::new(Resource::new(4));
     let err = Fleet::builder("rediss://127.0.0.1:6380/", "tls")
         .capacity(4)
