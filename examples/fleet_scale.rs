@@ -33,6 +33,12 @@ use tokio::sync::Mutex;
 #[allow(dead_code)]
 mod redis_server;
 
+#[path = "../tests/support/draw.rs"]
+#[allow(dead_code)]
+mod draw;
+
+use draw::Draw;
+
 const SCRIPT: &str = include_str!("../src/fleet/renew.lua");
 const REFRESH_MS: u64 = 1_000;
 /// Slots per node: wants are drawn around an equal share, so some nodes
@@ -75,18 +81,6 @@ struct Node {
     holding: u64,
     /// The expiry its last answer carried, and when it sent that call.
     seen: Option<(i64, Instant)>,
-}
-
-/// A small generator (xorshift), so each run draws the same demand.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 struct Budget {

@@ -11,8 +11,9 @@
 //! * Redis restarted empty, or killed and restarted from its last snapshot
 //!   (taken at random moments before: a restore from an older state, as a
 //!   replica promoted before it caught up would be);
-//! * a step of Redis's wall clock, forward or back, by up to two leases (a
-//!   preloaded shim, `tests/support/clock_shim.c`);
+//! * a step of Redis's wall clock, forward or back, by up to a lease, the
+//!   clock kept within two leases of the real one (a preloaded shim,
+//!   `tests/support/clock_shim.c`);
 //! * a slow network: the proxy delays Redis's traffic by up to 800 ms for a
 //!   while, or cuts every connection at once.
 //!
@@ -28,23 +29,31 @@
 //! sent them, are counted apart: the documented case); the ledger's grants
 //! never sum past the capacity. Once the campaign ends every fault is
 //! healed, and within two leases and six refreshes (a learning lease, and
-//! the shares settling) every node is back to its fair share, renewing,
+//! the shares settling), plus a join's time and the last step back of
+//! Redis's clock (which leaves the leases written before it that much
+//! longer), every node is back to its fair share, renewing,
 //! and none died (a node that exits after it joined, unkilled, is a
 //! renewal task that failed). It exits with status 1 if a check fails, and
 //! prints the seed to run it again.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::redis_server::{free_port, Options, RedisServer};
+
+#[path = "../../tests/support/clock_shim.rs"]
+mod clock_shim;
+#[path = "../../tests/support/draw.rs"]
+mod draw;
+#[allow(dead_code)]
+#[path = "../../tests/support/tcp_proxy.rs"]
+mod tcp_proxy;
+
 use super::{shown, signal, Downstream, NodeProcess, Run, BUDGET, BUSY, CAPACITY, TICK};
+use clock_shim::ClockShim;
+use draw::Draw;
+use tcp_proxy::TcpProxy;
 
 /// The campaign's lease and refresh: a refresh a tenth of a lease of 5 s,
 /// the settings under which every step of Redis's clock that could free a
@@ -57,146 +66,6 @@ const NODES: usize = 4;
 /// The demands a node is given at random.
 const DEMANDS: [usize; 6] = [0, 2, 4, 8, 16, BUSY];
 
-/// A small generator (xorshift), so a seed replays a campaign's choices.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// A duration between `low` and `high`.
-    fn between(&mut self, low: Duration, high: Duration) -> Duration {
-        low + (high - low).mul_f64(self.below(1_000) as f64 / 1_000.0)
-    }
-}
-
-/// A TCP proxy from the nodes to Redis that can delay its traffic or cut
-/// every connection.
-struct Proxy {
-    port: u16,
-    /// Milliseconds each chunk waits before it is passed on.
-    delay_ms: Arc<AtomicU64>,
-    /// Bumped to cut every connection open.
-    cuts: Arc<AtomicU64>,
-}
-
-impl Proxy {
-    fn start(upstream: u16) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the proxy");
-        let port = listener.local_addr().expect("an address").port();
-        let delay_ms = Arc::new(AtomicU64::new(0));
-        let cuts = Arc::new(AtomicU64::new(0));
-        let (delay, cut) = (Arc::clone(&delay_ms), Arc::clone(&cuts));
-        thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { continue };
-                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
-                    continue; // Redis is down: the node's call fails
-                };
-                let generation = cut.load(Ordering::SeqCst);
-                for (from, to) in [
-                    (client.try_clone(), server.try_clone()),
-                    (server.try_clone(), client.try_clone()),
-                ] {
-                    let (Ok(from), Ok(to)) = (from, to) else {
-                        continue;
-                    };
-                    let (delay, cut) = (Arc::clone(&delay), Arc::clone(&cut));
-                    thread::spawn(move || pump(from, to, &delay, &cut, generation));
-                }
-            }
-        });
-        Proxy {
-            port,
-            delay_ms,
-            cuts,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-/// Passes `from`'s bytes on to `to`, each chunk after the delay, until
-/// either end closes or the connections are cut.
-fn pump(
-    mut from: TcpStream,
-    mut to: TcpStream,
-    delay: &AtomicU64,
-    cuts: &AtomicU64,
-    generation: u64,
-) {
-    let _ = from.set_read_timeout(Some(Duration::from_millis(50)));
-    let mut buffer = [0u8; 16 * 1024];
-    loop {
-        if cuts.load(Ordering::SeqCst) != generation {
-            break;
-        }
-        match from.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => {
-                let wait = delay.load(Ordering::SeqCst);
-                if wait > 0 {
-                    thread::sleep(Duration::from_millis(wait));
-                }
-                if to.write_all(&buffer[..n]).is_err() {
-                    break;
-                }
-            }
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => break,
-        }
-    }
-    let _ = from.shutdown(Shutdown::Both);
-    let _ = to.shutdown(Shutdown::Both);
-}
-
-/// The clock shim built into a directory of its own, and the file holding
-/// its offset (ms).
-fn clock_shim() -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("sidejob-nemesis-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory for the clock shim");
-    let source = dir.join("clock_shim.c");
-    std::fs::write(&source, include_str!("../../tests/support/clock_shim.c"))
-        .expect("the shim's source");
-    let library = dir.join("clock_shim.so");
-    let built = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&library)
-        .arg(&source)
-        .arg("-ldl")
-        .status()
-        .expect("cc runs (the clock shim is C)");
-    assert!(built.success(), "the clock shim did not build");
-    let offset = dir.join("offset");
-    std::fs::write(&offset, 0i64.to_le_bytes()).expect("the offset file");
-    (library, offset)
-}
-
-/// Steps Redis's wall clock to `offset_ms` ahead of the real one.
-fn step_clock(offset: &PathBuf, offset_ms: i64) {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(offset)
-        .expect("the offset file");
-    // In place, never truncated: the server maps the file.
-    file.write_all_at(&offset_ms.to_le_bytes(), 0)
-        .expect("the offset is written");
-}
-
 /// A fault in force, healed at its time.
 enum Heal {
     ResumeNode(usize),
@@ -208,8 +77,8 @@ enum Heal {
 /// The campaign's state beside the run.
 struct Campaign {
     redis: RedisServer,
-    proxy: Proxy,
-    offset: PathBuf,
+    proxy: TcpProxy,
+    clock: ClockShim,
     clock_ms: i64,
     redis_stopped: bool,
     /// Faults in force, with when they are healed.
@@ -246,7 +115,7 @@ impl Campaign {
     }
 }
 
-fn restart_node(run: &mut Run, proxy: &Proxy, i: usize) {
+fn restart_node(run: &mut Run, proxy: &TcpProxy, i: usize) {
     let demand = run.nodes[i].demand;
     let name = run.nodes[i].name.clone();
     let port = run.downstream.port;
@@ -277,16 +146,15 @@ pub(super) fn drive(args: &[String]) -> i32 {
             | 1
     });
     let mut draw = Draw(seed);
-    let (library, offset) = clock_shim();
+    let clock = ClockShim::build(
+        &std::env::temp_dir().join(format!("sidejob-nemesis-{}", std::process::id())),
+    );
     let options = Options {
-        env: vec![
-            ("LD_PRELOAD".into(), library.display().to_string()),
-            ("SIDEJOB_CLOCK_OFFSET".into(), offset.display().to_string()),
-        ],
+        env: clock.env(),
         ..Options::default()
     };
     let redis = RedisServer::start_with(free_port(), options);
-    let proxy = Proxy::start(redis.port);
+    let proxy = TcpProxy::start(redis.port);
     let downstream = Downstream::start();
     println!(
         "nemesis for {seconds}s, seed {seed}: redis-server on 127.0.0.1:{} behind a proxy on {}, \
@@ -314,7 +182,7 @@ pub(super) fn drive(args: &[String]) -> i32 {
     let mut campaign = Campaign {
         redis,
         proxy,
-        offset,
+        clock,
         clock_ms: 0,
         redis_stopped: false,
         healing: Vec::new(),
@@ -345,12 +213,16 @@ pub(super) fn drive(args: &[String]) -> i32 {
     // Every fault healed; the clock back where it was (one more step).
     run.event("the campaign ends: every fault healed");
     heal_due(&mut run, &mut campaign, true);
+    // A step back by `d` leaves the leases written before it `d` longer
+    // (`docs/design.md`): a dead node's share, and its name, come free
+    // that much later.
+    let stepped_back = Duration::from_millis(campaign.clock_ms.max(0) as u64);
     if campaign.clock_ms != 0 {
         campaign.clock_ms = 0;
-        step_clock(&campaign.offset, 0);
+        campaign.clock.step(0);
         run.event("redis-server's clock stepped back to the real one");
     }
-    let bound = LEASE * 2 + REFRESH * 6;
+    let bound = LEASE * 2 + REFRESH * 6 + stepped_back;
     let healed = Instant::now();
     let settled = loop {
         if run.ledger.is_none() {
@@ -480,7 +352,7 @@ fn heal_due(run: &mut Run, campaign: &mut Campaign, all: bool) {
                 run.event("redis-server resumed (SIGCONT)");
             }
             Heal::Network => {
-                campaign.proxy.delay_ms.store(0, Ordering::SeqCst);
+                campaign.proxy.delay(Duration::ZERO);
                 run.event("the network is fast again");
             }
         }
@@ -550,11 +422,13 @@ fn fault(run: &mut Run, campaign: &mut Campaign, draw: &mut Draw) {
             }
         }
         7 => {
-            let by = draw
-                .between(Duration::from_millis(100), LEASE * 2)
-                .as_millis() as i64;
-            campaign.clock_ms += if draw.below(2) == 0 { by } else { -by };
-            step_clock(&campaign.offset, campaign.clock_ms);
+            // Steps of up to a lease, the offset within two leases of the
+            // real clock.
+            let by = draw.between(Duration::from_millis(100), LEASE).as_millis() as i64;
+            let limit = LEASE.as_millis() as i64 * 2;
+            let step = if draw.below(2) == 0 { by } else { -by };
+            campaign.clock_ms = (campaign.clock_ms + step).clamp(-limit, limit);
+            campaign.clock.step(campaign.clock_ms);
             campaign.count("redis clock stepped");
             run.event(&format!(
                 "redis-server's clock stepped to {:+}ms",
@@ -563,17 +437,14 @@ fn fault(run: &mut Run, campaign: &mut Campaign, draw: &mut Draw) {
         }
         8 => {
             let delay = draw.between(Duration::from_millis(50), Duration::from_millis(800));
-            campaign
-                .proxy
-                .delay_ms
-                .store(delay.as_millis() as u64, Ordering::SeqCst);
+            campaign.proxy.delay(delay);
             let back = now + draw.between(Duration::from_millis(500), LEASE * 2);
             campaign.healing.push((back, Heal::Network));
             campaign.count("slow network");
             run.event(&format!("the network delays Redis's traffic by {delay:?}"));
         }
         9 => {
-            campaign.proxy.cuts.fetch_add(1, Ordering::SeqCst);
+            campaign.proxy.cut();
             campaign.count("connections cut");
             run.event("every connection to Redis cut");
         }

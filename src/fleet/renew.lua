@@ -411,6 +411,10 @@ end
 if stale and now >= learn_until then
   start_learning()
 end
+-- A learning lease lasts a lease from when it started; one that seems to
+-- last longer was started on a clock since stepped back: it lasts a lease
+-- from now.
+learn_until = math.min(learn_until, now + lease)
 -- While learning, what the nodes held is the bound: a `held` that lost or
 -- gained a record (deleted, evicted, written by hand) no longer tells it,
 -- and the learning starts over.

@@ -8,6 +8,8 @@ pub mod admission_model;
 pub mod async_objects;
 pub mod backend;
 pub mod block_on;
+pub mod clock_shim;
+pub mod draw;
 pub mod examples;
 pub mod fleet_load;
 pub mod homes;
