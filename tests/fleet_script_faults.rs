@@ -272,3 +272,86 @@ fn grants_stay_within_the_capacity_and_shares_fill_it_under_steady_calls() {
     assert_eq!(grants, [("a".to_owned(), ga), ("b".to_owned(), gb)]);
     assert_eq!(ga + gb, 10);
 }
+
+/// The last targets of `nodes` summed: what they may admit between them.
+fn admitted(budget: &Budget, nodes: &[&str]) -> u64 {
+    nodes
+        .iter()
+        .map(|node| budget.seen.get(*node).map_or(0, |seen| seen.2))
+        .sum()
+}
+
+#[test]
+fn a_learning_lease_after_a_resize_down_grants_within_the_new_capacity() {
+    let server = RedisServer::start();
+    let mut budget = Budget::new(&server, "resized", 1000);
+    budget.renew_for(&["a", "b"], Duration::from_millis(LEASE_MS + 600));
+    assert_eq!(admitted(&budget, &["a", "b"]), 1000);
+    budget.renew("b", 1000);
+    budget.capacity = 100;
+    assert!(matches!(
+        budget.call("a", "token-a", "resize", 1000),
+        Reply::Ok { .. }
+    ));
+    // No call for more than three refreshes (and less than a lease): the
+    // ledger may be stale, and learns from what the nodes hold (500 each,
+    // under the old capacity).
+    std::thread::sleep(Duration::from_millis(REFRESH_MS * 3 + 100));
+    for node in ["a", "b", "a", "b", "c", "a", "b", "c"] {
+        let reply = budget.renew(node, 1000);
+        assert!(matches!(reply, Reply::Ok { .. }), "{node}: {reply:?}");
+        // Once a and b applied the resize, the three may admit at most
+        // the new capacity between them.
+        if node == "c" {
+            let total = admitted(&budget, &["a", "b", "c"]);
+            assert!(total <= 100, "{total} admitted of 100: {:?}", budget.seen);
+        }
+    }
+}
+
+#[test]
+fn joins_and_leaves_do_not_put_off_the_audit() {
+    let server = RedisServer::start();
+    let mut budget = Budget::new(&server, "churn", 12);
+    budget.renew_for(&["a", "b", "c"], Duration::from_millis(LEASE_MS + 600));
+    server.run(&["DEL", &budget.key("nodes")]);
+    // A node joins and leaves at every round: the set of nodes keeps
+    // changing, and with it the keys' time to live is renewed. The audit
+    // still comes a quarter lease apart, finds the figures counting nodes
+    // whose records are gone, and the ledger is learned again: the shares
+    // are whole once the learning lease is over.
+    let began = Instant::now();
+    let mut targets = [0; 3];
+    while began.elapsed() < Duration::from_millis(LEASE_MS * 2 + 600) {
+        for (i, node) in ["a", "b", "c"].into_iter().enumerate() {
+            if let Reply::Ok { target, .. } = budget.renew(node, 12) {
+                targets[i] = target;
+            }
+        }
+        budget.call("z", "token-z", "join", 1);
+        budget.call("z", "token-z", "leave", 0);
+        budget.seen.remove("z");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(targets, [4, 4, 4], "the lost records went unseen");
+}
+
+#[test]
+fn a_level_kept_that_does_not_parse_is_found_again() {
+    let server = RedisServer::start();
+    let mut budget = Budget::new(&server, "water", 12);
+    budget.renew_for(&["a", "b", "c"], Duration::from_millis(LEASE_MS + 600));
+    let version = budget.meta("version").expect("a version");
+    server.run(&[
+        "HSET",
+        &budget.key("meta"),
+        "water",
+        &format!("{version} x 0 0"),
+    ]);
+    for node in ["a", "b", "c", "a", "b", "c"] {
+        match budget.renew(node, 12) {
+            Reply::Ok { target, .. } => assert_eq!(target, 4, "{node}"),
+            other => panic!("{node}: {other:?}"),
+        }
+    }
+}

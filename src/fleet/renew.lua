@@ -121,7 +121,7 @@ end
 
 local FIELDS = {'capacity', 'lease', 'learn_until', 'last', 'refresh', 'layout', 'epoch',
   'nodes', 'granted', 'learned_sum', 'learned_n', 'wanting', 'wanted', 'width', 'version', 'water',
-  'unwatered', 'kept'}
+  'unwatered', 'kept', 'audited'}
 local got = redis.pcall('HMGET', meta, unpack(FIELDS))
 if got.err then
   corrupt('`' .. meta .. '` is a ' .. redis.call('TYPE', meta)['ok'] .. ', not a hash')
@@ -131,14 +131,16 @@ for i, field in ipairs(FIELDS) do
   settings[field] = got[i]
 end
 
--- Every key is of its kind or absent, checked when the keys' time to live
--- is renewed (a quarter lease at most apart) and on a budget's first call;
--- in between, a key of another kind fails the call that touches it
--- (WRONGTYPE) until then. A ledger without settings is forgotten whatever
--- it holds; an older layout kept `expiry` in a hash.
-local kept = tonumber(settings.kept)
-local audit = not settings.capacity or not kept
-  or now - kept >= (tonumber(settings.lease) or 0) / 4
+-- Every key is of its kind or absent, checked at an audit a quarter lease
+-- apart (on a timer of its own: calls that renew the keys' time to live
+-- do not put it off) and on a budget's first call; in between, a key of
+-- another kind fails the call that touches it (WRONGTYPE) until then. A
+-- ledger without settings is forgotten whatever it holds; an older layout
+-- kept `expiry` in a hash.
+local audited = tonumber(settings.audited)
+local audit = not settings.capacity or not audited
+  or now - audited >= (tonumber(settings.lease) or 0) / 4
+  or now < audited
 local older = false
 if audit then
     local kinds = {{nodes_key, 'hash'}, {expiry, 'zset'}, {held, 'hash'}, {levels, 'hash'},
@@ -288,9 +290,13 @@ end
 
 -- The records agree with the running figures (O(log n), at the audit):
 -- every node has its record, lease and place in the order, and the order
--- and the tree count the wants the figures count. A key deleted by hand, evicted, or
--- written by a node of an older layout breaks one of these. Until the
--- audit finds it, the grants' running total still bounds every grant.
+-- and the tree's top blocks count the wants the figures count. A key
+-- deleted by hand, evicted, or written by a node of an older layout
+-- breaks one of these; until the audit finds it, the grants' running
+-- total still bounds every grant. What the audit cannot see without
+-- reading every record: the running total itself, and the tree's lower
+-- blocks, edited by hand; such an edit stands until the next learning
+-- lease (or, for the tree, until the ledger is forgotten).
 local tree_count, tree_sum
 if audit then
   tree_count, tree_sum = tree_totals()
@@ -375,28 +381,6 @@ local function read(name)
   return {want = tonumber(w), grant = tonumber(g), epoch = tonumber(p)}
 end
 
--- A resize: the new capacity, and past the tree's width, the tree and the
--- order are made again at the new width, once (O(n log n), as rare as a
--- resize that multiplies the capacity by the radix).
-if mode == 'resize' then
-  renew_ttl, changed = true, true
-  redis.call('HSET', meta, 'capacity', capacity)
-  if capacity >= width then
-    width = width_for(capacity)
-    redis.call('UNLINK', levels)
-    wanting, wanted = 0, 0
-    local all = redis.call('HGETALL', nodes_key)
-    for i = 1, #all, 2 do
-      local w = string.match(all[i + 1], '^(%d+) ')
-      if not w then
-        corrupt('the record of `' .. all[i] .. '` is ' .. all[i + 1])
-      end
-      tree_move(0, tonumber(w))
-      redis.call('ZADD', order, math.min(tonumber(w), width), member(all[i]))
-    end
-  end
-end
-
 -- A stale ledger starts a learning lease (Doorman's): for one lease, nodes
 -- may hold grants the ledger does not show, so only what each reports
 -- holding is granted, and no lease is purged: every live node renews once
@@ -462,6 +446,9 @@ local function keep()
     'learned_sum', whole(learned_sum), 'learned_n', learned_n, 'wanting', wanting, 'wanted', whole(wanted),
     'width', whole(width), 'version', version, 'water', water or '',
     'unwatered', unwatered)
+  if audit then
+    redis.call('HSET', meta, 'audited', now)
+  end
   if renew_ttl or audit or stale then
     redis.call('HSET', meta, 'kept', now)
     for _, key in ipairs({meta, nodes_key, expiry, held, levels, order}) do
@@ -481,6 +468,28 @@ if mine and mine.token ~= token then
   -- What this call changed (leases forgotten, a learning lease) stays.
   keep()
   return {'owner', 0, 0, 0, 0, capacity, wait, 0}
+end
+
+-- A resize: the new capacity, and past the tree's width, the tree and the
+-- order are made again at the new width, once (O(n log n), as rare as a
+-- resize that multiplies the capacity by the radix).
+if mode == 'resize' then
+  renew_ttl, changed = true, true
+  redis.call('HSET', meta, 'capacity', capacity)
+  if capacity >= width then
+    width = width_for(capacity)
+    redis.call('UNLINK', levels)
+    wanting, wanted = 0, 0
+    local all = redis.call('HGETALL', nodes_key)
+    for i = 1, #all, 2 do
+      local w = string.match(all[i + 1], '^(%d+) ')
+      if not w then
+        corrupt('the record of `' .. all[i] .. '` is ' .. all[i + 1])
+      end
+      tree_move(0, tonumber(w))
+      redis.call('ZADD', order, math.min(tonumber(w), width), member(all[i]))
+    end
+  end
 end
 
 if mode == 'leave' then
@@ -519,14 +528,19 @@ redis.call('ZADD', expiry, now + lease, node)
 -- every call. Until then
 -- the level is a little stale: it moves targets, never the grants' bound.
 local level, below, sum = -1, 0, 0
-local cached = water and string.match(water, '^(%d+) ')
-local fresh = cached and tonumber(cached) == version and not changed
+local at, l, b, m
+if water then
+  at, l, b, m = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+)$')
+end
+-- A level not parsed is none; at the audit it is found again whatever it
+-- says (a quarter lease bounds a wrong one).
+local cached = at and not audit
+local fresh = cached and tonumber(at) == version and not changed
 unwatered = unwatered + 1
 if cached and not fresh and unwatered * 16 < count_nodes then
   fresh = true -- stale, within its bound
 end
 if fresh then
-  local _, l, b, m = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+)$')
   level, below, sum = tonumber(l), tonumber(b), tonumber(m)
 else
   if wanted > capacity then
@@ -605,7 +619,10 @@ if learning then
     learned_sum, learned_n = learned_sum + holding, learned_n + 1
     renew_ttl = true
   end
-  grant = math.max(holding, math.min(target, math.max(learned_sum - others, 0)))
+  -- Within the capacity too: after a resize down, what they held may
+  -- sum past it.
+  grant = math.max(holding,
+    math.min(target, math.max(math.min(learned_sum, capacity) - others, 0)))
 else
   if learned_n > 0 then
     redis.call('UNLINK', held)
