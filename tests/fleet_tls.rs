@@ -3,7 +3,8 @@
 //! (made here with the `openssl` command); a node given that authority
 //! with `FleetBuilder::tls_root_certificate` joins over `rediss://`,
 //! renews and leaves; one given another authority, or none (the system's
-//! roots), is refused at its join with the TLS error.
+//! roots), or facing a certificate for another address or out of date, is
+//! refused at its join with the TLS error.
 #![cfg(feature = "redis-tls")]
 
 use std::path::{Path, PathBuf};
@@ -49,9 +50,9 @@ fn authority(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.pem"))
 }
 
-/// A certificate for 127.0.0.1 signed by authority `ca`: `redis.pem`,
-/// `redis.key`.
-fn server_certificate(dir: &Path, ca: &str) {
+/// A certificate for `san` (a subjectAltName), good for `days`, signed by
+/// authority `ca`: `redis.pem`, `redis.key`.
+fn server_certificate(dir: &Path, ca: &str, (san, days): (&str, &str)) {
     openssl(
         dir,
         &[
@@ -67,7 +68,7 @@ fn server_certificate(dir: &Path, ca: &str) {
             "/CN=127.0.0.1",
         ],
     );
-    std::fs::write(dir.join("san.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    std::fs::write(dir.join("san.cnf"), format!("subjectAltName={san}\n")).unwrap();
     openssl(
         dir,
         &[
@@ -83,7 +84,7 @@ fn server_certificate(dir: &Path, ca: &str) {
             "-out",
             "redis.pem",
             "-days",
-            "2",
+            days,
             "-extfile",
             "san.cnf",
         ],
@@ -91,9 +92,14 @@ fn server_certificate(dir: &Path, ca: &str) {
 }
 
 /// A server with TLS on a port of its own (and plain on another, for the
-/// test to read the ledger), its certificate signed by `ca`.
+/// test to read the ledger), its certificate for 127.0.0.1 signed by `ca`.
 fn tls_server(dir: &Path, ca: &str) -> (RedisServer, u16) {
-    server_certificate(dir, ca);
+    tls_server_with(dir, ca, ("IP:127.0.0.1", "2"))
+}
+
+/// As [`tls_server`], its certificate for `san`, good for `days`.
+fn tls_server_with(dir: &Path, ca: &str, certificate: (&str, &str)) -> (RedisServer, u16) {
+    server_certificate(dir, ca, certificate);
     let tls_port = free_port();
     let path = |file: &str| dir.join(file).display().to_string();
     let server = RedisServer::start_with(
@@ -173,4 +179,33 @@ async fn a_node_trusting_another_authority_or_none_is_refused() {
         assert_eq!(resource.capacity(), 0, "left at its floor");
     }
     assert!(server.grants("refused").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_for_another_address_or_out_of_date_is_refused() {
+    // Found holding by the adversarial review: another name, another
+    // address, and a certificate that expired (`-days -1`).
+    for (i, certificate) in [
+        ("DNS:other.example", "2"),
+        ("IP:127.0.0.2", "2"),
+        ("IP:127.0.0.1", "-1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = scratch(&format!("wrong-{i}"));
+        let ca = authority(&dir, "ca");
+        let (server, tls_port) = tls_server_with(&dir, "ca", certificate);
+        let resource = Arc::new(Resource::new(4));
+        let err = builder(tls_port, "wrong")
+            .tls_root_certificate(std::fs::read(&ca).unwrap())
+            .join(&resource)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, FleetError::Redis(_)),
+            "{certificate:?}: {err}"
+        );
+        assert!(server.grants("wrong").is_empty());
+    }
 }
