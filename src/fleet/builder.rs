@@ -25,7 +25,7 @@ use crate::Resource;
 /// assert_eq!(resource.capacity(), fleet.grant());
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[must_use = "a builder does nothing until `join` is called"]
 pub struct FleetBuilder {
     pub(super) url: String,
@@ -37,6 +37,29 @@ pub struct FleetBuilder {
     pub(super) node: Option<String>,
     /// A certificate (PEM) to trust for `rediss://` beside the system's.
     pub(super) tls_root: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for FleetBuilder {
+    /// Every setting; the URL without its password, the root certificate
+    /// by its length only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetBuilder")
+            .field("url", &without_password(&self.url))
+            .field("budget", &self.budget)
+            .field("capacity", &self.capacity)
+            .field("lease", &self.lease)
+            .field("refresh", &self.refresh)
+            .field("floor", &self.floor)
+            .field("node", &self.node)
+            .field(
+                "tls_root",
+                &self
+                    .tls_root
+                    .as_ref()
+                    .map(|pem| format!("{} bytes", pem.len())),
+            )
+            .finish()
+    }
 }
 
 impl FleetBuilder {
@@ -189,7 +212,7 @@ impl FleetBuilder {
     /// budget's in Redis), `refresh` (zero, not under a third of the
     /// lease, or unlike the budget's in Redis), `floor` (above the capacity), `redis_url` (unparsable, or a
     /// scheme this build cannot connect with: `rediss://` needs the feature
-    /// `redis-tls`; or a root certificate that is no PEM certificate), `node` (another process holds that name's lease
+    /// `redis-tls`), `tls_root_certificate` (no PEM certificate), `node` (another process holds that name's lease
     /// in the budget), or `resource` (an adaptive one: it sets its own
     /// capacity); [`FleetError::Redis`] with the first error as Redis gave
     /// it (refused, a wrong password, no answer in time);
@@ -251,5 +274,29 @@ impl FleetBuilder {
             return Err(FleetError::invalid("budget", "must not be empty"));
         }
         Ok(capacity)
+    }
+}
+
+/// `url` with the password in its user information (`redis://user:pw@host`)
+/// replaced by `***`, for `Debug`.
+fn without_password(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some(scheme_end) = url.find("://").map(|at| at + 3) else {
+        return url.into();
+    };
+    let authority_end = url[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| scheme_end + at);
+    let authority = &url[scheme_end..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.into();
+    };
+    match authority[..at].find(':') {
+        Some(colon) => format!(
+            "{}***{}",
+            &url[..scheme_end + colon + 1],
+            &url[scheme_end + at..]
+        )
+        .into(),
+        None => url.into(),
     }
 }

@@ -105,8 +105,7 @@ impl Ledger {
         node: &str,
         (lease, refresh): (Duration, Duration),
     ) -> Result<Ledger, FleetError> {
-        let client = client(url, tls_root)
-            .map_err(|error| FleetError::invalid("redis_url", error.to_string()))?;
+        let client = client(url, tls_root)?;
         // One hash tag: every key in one Redis Cluster slot, as one script
         // needs.
         let tag = format!("{{sidejob:fleet:{budget}}}");
@@ -279,19 +278,26 @@ impl Session<'_> {
     }
 }
 
-/// The client for `url`, trusting `tls_root` (a PEM certificate) if given.
-fn client(url: &str, tls_root: Option<&[u8]>) -> redis::RedisResult<Client> {
+/// The client for `url`, trusting `tls_root` (a PEM certificate) if given;
+/// a URL that does not parse names `redis_url`, a certificate that does not
+/// parse names `tls_root_certificate`.
+fn client(url: &str, tls_root: Option<&[u8]>) -> Result<Client, FleetError> {
+    use redis::IntoConnectionInfo;
+    let info = url
+        .into_connection_info()
+        .map_err(|error| FleetError::invalid("redis_url", error.to_string()))?;
     #[cfg(feature = "redis-tls")]
     if let Some(root) = tls_root {
         let certificates = redis::TlsCertificates {
             client_tls: None,
             root_cert: Some(root.to_vec()),
         };
-        return Client::build_with_tls(url, certificates);
+        return Client::build_with_tls(info, certificates)
+            .map_err(|error| FleetError::invalid("tls_root_certificate", error.to_string()));
     }
     #[cfg(not(feature = "redis-tls"))]
     let _ = tls_root; // only `FleetBuilder::tls_root_certificate` sets it
-    Client::open(url)
+    Client::open(info).map_err(|error| FleetError::invalid("redis_url", error.to_string()))
 }
 
 /// A random token naming one `Fleet` in its node's record in the ledger.
