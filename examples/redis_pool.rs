@@ -12,7 +12,7 @@
 //! 3. The pool is dropped and the server stopped.
 //!
 //! It ends with the pool's counts and self-checks; it exits non-zero if one
-//! fails (`tests/async_object_pool_redis.rs` runs it).
+//! fails (`tests/async_object_pool/redis.rs` runs it).
 //!
 //! ```text
 //! cargo run --release --example redis_pool --features tokio

@@ -1,4 +1,4 @@
-//! A capacity good until a deadline (`Resource::set_capacity_until`, the
+//! A capacity good until a deadline (`CapacityLease::set_until`, the
 //! fleet's grant): the first acquire past the deadline lowers the capacity
 //! to the fallback, under a lock, after checking the deadline again.
 
@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 fn a_renewal_racing_an_expiry_is_never_undone() {
     loom::model(|| {
         let resource = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
-        resource
-            .set_capacity_until(2, Instant::now() + Duration::from_secs(1), 0)
+        let lease = resource.lease_capacity().unwrap();
+        lease
+            .set_until(2, Instant::now() + Duration::from_secs(1), 0)
             .unwrap();
         sidejob::advance_loom_clock(Duration::from_secs(2));
         let acquirer = {
@@ -26,21 +27,41 @@ fn a_renewal_racing_an_expiry_is_never_undone() {
                 permit.is_ok()
             })
         };
-        let renewer = {
-            let resource = Arc::clone(&resource);
-            thread::spawn(move || {
-                resource
-                    .set_capacity_until(2, Instant::now() + Duration::from_secs(3600), 0)
-                    .unwrap();
-            })
-        };
+        let renewer = thread::spawn(move || {
+            lease
+                .set_until(2, Instant::now() + Duration::from_secs(3600), 0)
+                .unwrap();
+            lease
+        });
         let admitted = acquirer.join().unwrap();
-        renewer.join().unwrap();
+        let _lease = renewer.join().unwrap();
         // Expired first (capacity 0, refused) then renewed, or renewed
         // first and admitted: either way the renewal stands.
         assert_eq!(resource.capacity(), 2);
         let held: Vec<_> = (0..2).filter_map(|_| resource.try_acquire().ok()).collect();
         assert_eq!(held.len(), 2);
         let _ = admitted;
+    });
+}
+
+/// (y') A user's resize races a lease taking the capacity (a fleet
+/// joining): the resize lands before the claim, and the lease's write
+/// follows it, or it is refused; never after the lease's write.
+#[test]
+fn a_users_resize_racing_a_lease_never_overwrites_it() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
+        let user = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || resource.set_capacity(3).is_ok())
+        };
+        let lease = resource.lease_capacity().unwrap();
+        lease.set(5).unwrap();
+        let _resized = user.join().unwrap();
+        assert_eq!(resource.capacity(), 5);
+        assert!(resource.set_capacity(3).is_err(), "the lease owns it");
+        drop(lease);
+        resource.set_capacity(3).unwrap();
+        assert_eq!(resource.capacity(), 3);
     });
 }

@@ -73,3 +73,38 @@ fn a_child_ending_while_another_spawns() {
         supervisor.spawn(|_| ()).unwrap().join().unwrap();
     });
 }
+
+/// (g') A shutdown races a spawn through the shared live set: the spawn is
+/// either registered before the shutdown visits its shard (then swept:
+/// asked to stop, or already gone) or refused as closed, never registered
+/// after; every attempt is counted once and the slot ends free.
+#[test]
+fn a_shutdown_racing_a_spawn() {
+    loom::model(|| {
+        let supervisor = Arc::new(Supervisor::builder().capacity(1).shards(1).build().unwrap());
+        let spawner = {
+            let supervisor = Arc::clone(&supervisor);
+            thread::spawn(
+                move || match supervisor.spawn(|context| context.is_cancelled()) {
+                    Ok(child) => Some(child.join().unwrap()),
+                    Err(SpawnError::Closed(_)) => None,
+                    Err(other) => panic!("unexpected {other}"),
+                },
+            )
+        };
+        let report = supervisor.shutdown(std::time::Duration::ZERO);
+        let spawned = spawner.join().unwrap();
+        assert!(report.cancelled <= 1);
+        let stats = supervisor.stats();
+        assert_eq!(stats.spawned + stats.closed, 1, "{stats:?}");
+        assert_eq!(stats.spawned, u64::from(spawned.is_some()));
+        assert_eq!(stats.finished, stats.spawned);
+        assert!(supervisor.which_children().is_empty());
+        assert_eq!(stats.shards.iter().map(|s| s.usage).sum::<usize>(), 0);
+        // Refused from now on, whatever the interleaving.
+        assert!(matches!(
+            supervisor.spawn(|_| false),
+            Err(SpawnError::Closed(_))
+        ));
+    });
+}

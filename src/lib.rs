@@ -4,7 +4,11 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Shared by every face: the errors, caught panics, the std/loom routing,
-// the histograms.
+// the process's one clock, the histograms.
+mod clock;
+#[cfg(sidejob_loom)]
+#[doc(hidden)]
+pub use clock::advance_loom_clock;
 mod error;
 mod latency;
 mod panics;
@@ -31,11 +35,9 @@ pub mod adaptive;
 
 // Resource: the sharded admission counter.
 mod resource;
-#[cfg(sidejob_loom)]
-#[doc(hidden)]
-pub use resource::advance_loom_clock;
 pub use resource::{
-    OwnedPermit, Permit, PriorityCounts, Resource, ResourceBuilder, ResourceStats, ShardStats,
+    CapacityLease, OwnedPermit, Permit, PriorityCounts, Resource, ResourceBuilder, ResourceStats,
+    ShardStats,
 };
 
 // WorkerPool: bounded mailboxes served by worker threads.

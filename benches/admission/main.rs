@@ -10,7 +10,7 @@
 //! | `sidejob-adaptive`     | `sidejob` with an adaptive limit on (AIMD): sampled permits time their hold |
 //! | `sidejob-owned-adaptive` | `sidejob-owned` with the adaptive limit on                     |
 //! | `sidejob-adaptive-every` | `sidejob-adaptive` with every permit timed (an hour-long window keeps the first stride, 1): the worst case |
-//! | `sidejob-leased`       | `sidejob` with a capacity good until a deadline (`set_capacity_until`, a fleet's grant): each acquire reads the clock |
+//! | `sidejob-leased`       | `sidejob` with a capacity good until a deadline (`CapacityLease::set_until`, a fleet's grant): each acquire reads the clock |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |
@@ -320,12 +320,13 @@ fn admission(c: &mut Criterion) {
             contender(&mut group, "sidejob", threads, overload, &resource);
             let owned = OwnedResource(Arc::new(sidejob::Resource::new(capacity)));
             contender(&mut group, "sidejob-owned", threads, overload, &owned);
-            let leased = sidejob::Resource::new(capacity);
+            let leased = Arc::new(sidejob::Resource::new(capacity));
             let lease = std::time::Instant::now() + Duration::from_secs(24 * 3600);
             leased
-                .set_capacity_until(capacity, lease, 0)
+                .lease_capacity()
+                .and_then(|owner| owner.set_until(capacity, lease, 0))
                 .expect("a valid capacity");
-            contender(&mut group, "sidejob-leased", threads, overload, &leased);
+            contender(&mut group, "sidejob-leased", threads, overload, &*leased);
             if !overload {
                 // AIMD: with no drops and holds far under its timeout, it
                 // keeps the capacity, so the bench measures the sampling.

@@ -5,7 +5,7 @@
 //! operations with the clock read once at each end: under 0.001 ns of
 //! overhead per operation, where criterion's per-iteration cost hides a few
 //! ns. Beside it the floor (each thread its own padded CAS counter) and a
-//! leased resource (`set_capacity_until`, a fleet's grant). At 1 and 2
+//! leased resource (`CapacityLease::set_until`, a fleet's grant). At 1 and 2
 //! threads (or `SIDEJOB_BENCH_THREADS`), contenders alternate for
 //! [`ROUNDS`] rounds, and the median round is kept. Reported: ns per
 //! operation per thread, millions of operations per second in all, the
@@ -53,16 +53,19 @@ pub fn run() {
     let mut one_thread_floor = None;
     for &threads in &counts {
         let plain = sidejob::Resource::new(ROOMY);
-        let leased = sidejob::Resource::new(ROOMY);
+        let leased = std::sync::Arc::new(sidejob::Resource::new(ROOMY));
         leased
-            .set_capacity_until(ROOMY, Instant::now() + Duration::from_secs(24 * 3600), 0)
+            .lease_capacity()
+            .and_then(|owner| {
+                owner.set_until(ROOMY, Instant::now() + Duration::from_secs(24 * 3600), 0)
+            })
             .expect("a valid capacity");
         let floor = Floor::new(threads, ROOMY);
         let mut times: [Vec<f64>; 3] = Default::default();
         for _ in 0..ROUNDS {
             times[0].push(round(&floor, threads));
             times[1].push(round(&plain, threads));
-            times[2].push(round(&leased, threads));
+            times[2].push(round(&*leased, threads));
         }
         let medians: Vec<f64> = times.iter().map(|t| quantile(t, 0.5)).collect();
         for (name, ns) in ["floor", "sidejob", "sidejob-leased"].iter().zip(&medians) {

@@ -1038,7 +1038,7 @@ fn drive(quick: bool) -> i32 {
 /// before it was stopped, and sent once resumed (the stop caught them
 /// between the acquire and the send, a permit waiting in the channel for
 /// a worker). Those reach the downstream seconds after their admission,
-/// and no lease can bound them (`docs/design.md`: a stall between an
+/// and no lease can bound them (the design notes in `src/fleet/ledger.rs`: a stall between an
 /// acquire and the request reaching the service); the downstream counts
 /// them apart, as [`LATE`], and the summary prints both figures. A
 /// request the node admitted after it resumed is stamped after it

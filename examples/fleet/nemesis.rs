@@ -218,7 +218,7 @@ pub(super) fn drive(args: &[String]) -> i32 {
     run.event("the campaign ends: every fault healed");
     heal_due(&mut run, &mut campaign, true);
     // A step back by `d` leaves the leases written before it `d` longer
-    // (`docs/design.md`): a dead node's share, and its name, come free
+    // (the design notes in `src/fleet/ledger.rs`): a dead node's share, and its name, come free
     // that much later.
     let stepped_back = Duration::from_millis(campaign.clock_ms.max(0) as u64);
     if campaign.clock_ms != 0 {

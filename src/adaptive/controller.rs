@@ -1,6 +1,115 @@
 //! [`Controller`]: the decisions of an adaptive limit, window by window,
 //! with no clock and no atomics of its own, so that a test can drive it
 //! through virtual time.
+//!
+//! # Design
+//!
+//! `ResourceBuilder::adaptive` puts a *governor* beside a resource's counter
+//! (`src/adaptive/governor.rs`). Its rule decides the capacity once a window;
+//! it changes it through `set_capacity`, the resize above, so every invariant
+//! of the core holds for an adaptive resource as for any other.
+//!
+//! **Where samples live.** Each shard's word sits on a cache line of its own
+//! (128 bytes with `CachePadded`), of which the word, its fold counter and the
+//! refusal counters use 40. The samples use the rest
+//! (`admission/samples.rs`): a count, a sum of hold times, the least and the
+//! most hold, the censored samples and their sum, the most permits the shard
+//! held at a sampled release, and the drops. A sampled release adds to them
+//! right after its `fetch_sub` on the same line, so a sample writes no line
+//! that another shard's threads write; with one shard per thread, the line is
+//! in the releasing core's cache already.
+//!
+//! **Which permits are timed.** Reading the clock costs about as much as the
+//! whole admission (quanta's TSC read, 10 ns on the 2-vCPU machine; two per
+//! sample). So a permit is timed only when its grant number on its shard, which
+//! the admitting CAS returns anyway (on the slow path too), is a multiple of a
+//! stride: the stride is a power of two, set at each window's close so that
+//! the next window gathers about 256 samples, from 1 (every permit) to 64. A
+//! permit that is not timed carries a zero start and releases as a plain
+//! permit does. Drops are never sampled: every `dropped()` counts.
+//!
+//! **Calls that never answer.** `Permit::cancelled` (the tower layers' release
+//! for a dropped response future or a failed inner call) is a *censored*
+//! sample: the latency was at least the hold, so it counts in the window's sum,
+//! count and maximum, not its minimum nor the baseline; past
+//! `Adaptive::drop_after` × the baseline it is a drop instead (the caller timed
+//! out on a downstream that did not answer). Leaving them out let only the fast
+//! survivors speak, and a stall where every call timed out closed no window.
+//!
+//! **How a window closes.** A timed release, and a refused acquire, compares
+//! the clock with the window's start (one read-mostly line, written once a
+//! window). The first one past the window's length `try_lock`s the governor; a
+//! thread that finds the lock taken goes on, since someone is closing. The
+//! closer re-checks the time, swaps every shard's accumulators out (a few dozen
+//! atomic swaps), reads the refusal and grant totals, and hands the merged
+//! window to the controller, which:
+//!
+//! 1. carries a window with fewer than `min_samples` samples and drops into the
+//!    next;
+//! 2. moves the baseline (`adaptive/baseline.rs`), a reference of the windows'
+//!    *mean* latency of the calls that answered: the first window sets it; a
+//!    lower mean pulls it half way down, a higher one a 32nd of the way up,
+//!    both weighted by the window's samples (full weight from 256), and up
+//!    only from windows in which the limit did not bound the application (no
+//!    refusal, peak below the limit) and the rule did not lower it. A queue
+//!    the limit itself lets build raises the mean; a baseline that followed it
+//!    would let the limit grow with the queue (Envoy #11579, Netflix #165). A
+//!    downstream that got slower for good (Envoy #38338) is re-learnt whole:
+//!    once a run of decreases has halved the limit while the application was
+//!    refused (so what was in flight halved too) and, two windows in a row,
+//!    the mean stayed 30% above what shedding a queue of ours would have left
+//!    (the most latency a slot of the limit carried in the run, times the
+//!    limit, or the baseline), at the minimum limit, where nothing of ours can queue, and
+//!    by a probe whose mean is two thirds of it or less (step 5). It is a reference of means, not of the shortest sample, which
+//!    Netflix's rules compare with the mean: that read
+//!    jitter, a steady mix of cheap and dear requests, and a long tail (whose
+//!    shortest sample is the mean over the sample count) as a queue;
+//! 3. asks the rule, inside `catch_unwind`: a panicking rule keeps the limit;
+//! 4. refuses growth after a window with a drop, or while the application held
+//!    under half the limit and was refused nothing; clamps into
+//!    `[min_limit, max_limit]`;
+//! 5. every `probe_every` windows of a steady limit (`adaptive/probe.rs`), runs
+//!    the next two windows at half the limit instead (the first drains what
+//!    was admitted before it, whose latencies are the old queue's) and moves
+//!    the baseline half way to the second's mean (whole, if that is two
+//!    thirds of it or less: no noise), then gives the limit back
+//!    (TCP BBR's `ProbeRTT`): under lasting overload every window is bound, so
+//!    this is how the baseline sheds the low bias that noise leaves on a
+//!    reference that mostly falls;
+//! 6. resizes the counter if the limit changed, through `resize_from`: only
+//!    over the capacity it read and with a `try_lock`, so a user's
+//!    `set_capacity` that came meanwhile, or is under way, wins and no
+//!    releasing thread waits; sets the next stride and opens the next window.
+//!
+//! Nothing on the request path locks, allocates or writes a shared line; the
+//! close is one thread's work once a window. A window with no timed release
+//! and no refusal never closes, but it has nothing to decide on either; the
+//! stride's cap of 64 bounds how long a window waits for its first sample after
+//! traffic falls.
+//!
+//! **The rules.** `Aimd` is Netflix's: a drop, or a sampled request past the
+//! timeout (the window's maximum), multiplies the limit by 0.9, else it grows
+//! by one. `Gradient` follows Netflix's Gradient2 (`ratio = tolerance ×
+//! baseline / mean`) with changes, each for a reported flaw: drops back off
+//! (Netflix's issue #176); growth aims at the middle of the tolerance and holds between
+//! that and the tolerance, past one slot a window only with no queue at all,
+//! and by one at least within the middle of the tolerance, so it neither grows
+//! without bound where the ratio sits just under 1 (PR #134) nor stays at 1
+//! for good; decreases move a fifth of the way to `limit × max(ratio, 0.5)`,
+//! a tenth at most, with the limit kept as a fraction between windows. `Vegas`
+//! estimates the queue downstream as Netflix's does; its targets of 3 to 6
+//! queued requests are capped at a third of small limits, its fast growth (6 a
+//! window) happens only while nothing queues and at most half the limit, and
+//! it sheds the excess queue, at most a quarter of the limit a window. With
+//! those, each settles within `[K, 1.5 K]` of a downstream that queues beyond
+//! `K`, with exact, jittered, bimodal and long-tailed latencies and after a
+//! lasting tenfold step (`src/adaptive/simulation.rs`; under noisy means a
+//! window may stray one request out), and under real threads
+//! (`tests/adaptive/traffic/`, `examples/adaptive.rs`).
+//!
+//! **Under loom** the governor reads a still mock clock and every timed release
+//! finds its window due, so the models explore closes racing admissions and
+//! releases (loom models (w) and (x)).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;

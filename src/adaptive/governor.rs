@@ -250,15 +250,10 @@ impl Governor {
         }
     }
 
-    /// The clock a governor reads: the CPU's time-stamp counter where it
-    /// is reliable (a few ns a read), else the OS's monotonic clock; a
-    /// still mock under loom (see [`ALWAYS_DUE`]).
+    /// The clock a governor reads: the process's one clock (a still
+    /// mock under loom, see [`ALWAYS_DUE`]).
     pub(crate) fn clock() -> Clock {
-        if cfg!(sidejob_loom) {
-            Clock::mock().0
-        } else {
-            Clock::new()
-        }
+        crate::clock::clock().clone()
     }
 }
 

@@ -45,7 +45,7 @@
 //!   fleet that loses Redis all at once keeps serving within the budget
 //!   (see [`FleetBuilder::floor`] for what that costs, and `floor(0)` for
 //!   a hard limit). The deadline is checked by the resource's own acquires
-//!   ([`Resource::set_capacity_until`]), not only by the renewal task: a
+//!   ([`CapacityLease::set_until`](crate::CapacityLease::set_until)), not only by the renewal task: a
 //!   node stopped (`SIGSTOP`, a VM pause) past its lease admits no more
 //!   than its floor when it resumes.
 //! * A node that leaves, or is dropped, admits only its floor at once and
@@ -76,8 +76,8 @@
 //! and the request reaching the guarded service, clocks run at rates
 //! within a tenth of each other, no process but the nodes writes the
 //! budget's keys, and Redis keeps what it acknowledged or loses it in a
-//! way the ledger can see (`docs/design.md` says which failovers break
-//! that).
+//! way the ledger can see (the design notes in `ledger.rs` say which failovers
+//! break that).
 //!
 //! # Examples
 //!
@@ -172,12 +172,11 @@ impl Fleet {
         capacity: usize,
         resource: Arc<Resource>,
     ) -> Result<Fleet, FleetError> {
-        if resource.adaptive_stats().is_some() {
-            return Err(FleetError::invalid(
-                "resource",
-                "an adaptive resource sets its own capacity; join with a plain one",
-            ));
-        }
+        // The capacity's one owner from now on: refused on an adaptive
+        // resource (its limit sets it) or one another fleet holds.
+        let owner = resource
+            .lease_capacity()
+            .map_err(|error| FleetError::invalid("resource", error.reason().to_owned()))?;
         let node = settings.node.clone().unwrap_or_else(default_node);
         let (lease, refresh) = (settings.lease, settings.refresh);
         // Everything a join does, reconnects included, within this.
@@ -187,10 +186,10 @@ impl Fleet {
         // with, and admits only its idle floor: a join that fails leaves
         // it there, closed rather than open.
         let wants = resource.capacity().max(idle_floor).min(capacity);
-        let _ = resource.set_capacity(idle_floor); // checked: at most the capacity
+        let _ = owner.set(idle_floor); // checked: at most the capacity
         let shared = Arc::new(Shared::new(
             settings.budget.clone(),
-            resource,
+            owner,
             capacity,
             settings.floor,
             (lease, refresh),

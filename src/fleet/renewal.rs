@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use super::demand::Demand;
 use super::ledger::{Answer, Ledger, Mode, Seen, Session};
 use super::{FleetError, FleetStats};
-use crate::Resource;
+use crate::CapacityLease;
 
 /// A callback told every new grant.
 pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
@@ -44,7 +44,8 @@ pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
 pub(super) struct Shared {
     /// The budget's name: the `name` label of the node's metrics.
     pub(super) budget_name: String,
-    pub(super) resource: Arc<Resource>,
+    /// The node's resource, whose capacity only the renewal sets.
+    pub(super) capacity: CapacityLease,
     pub(super) grant: AtomicUsize,
     pub(super) budget: AtomicUsize,
     /// The floor set with `FleetBuilder::floor`; `None`: the safe share,
@@ -108,7 +109,7 @@ impl Shared {
     /// `(lease, refresh)`, wanting `wants`.
     pub(super) fn new(
         budget_name: String,
-        resource: Arc<Resource>,
+        owner: CapacityLease,
         capacity: usize,
         floor: Option<usize>,
         (lease, refresh): (Duration, Duration),
@@ -116,7 +117,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             budget_name,
-            resource,
+            capacity: owner,
             grant: AtomicUsize::new(floor.unwrap_or(0)),
             budget: AtomicUsize::new(capacity),
             floor,
@@ -173,7 +174,7 @@ impl Shared {
     /// Records what `call` got (`None`: no answer, or an error), and admits
     /// up to the answer's target until the lease runs out: past
     /// `sent + lease − margin`, the resource's own acquires lower it to the
-    /// floor (see [`Resource::set_capacity_until`]), even before this task
+    /// floor (see [`CapacityLease::set_until`]), even before this task
     /// runs again. An answer to a call older than one already applied
     /// changes nothing.
     pub(super) fn answered(&self, call: Call, answer: Option<Answer>, wants: usize) {
@@ -205,9 +206,7 @@ impl Shared {
         let floor = self.cut_off_floor(answer.capacity, answer.nodes);
         // Checked at join: the grant and the floor are at most the budget,
         // at most 2^24 - 1.
-        let _ = self
-            .resource
-            .set_capacity_until(answer.target, deadline, floor);
+        let _ = self.capacity.set_until(answer.target, deadline, floor);
         self.tell(answer.target);
         drop(stopped);
     }
@@ -233,7 +232,7 @@ impl Shared {
             state.seen = None;
             self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
         };
-        let _ = self.resource.set_capacity(floor);
+        let _ = self.capacity.set(floor);
         self.tell(floor);
         drop(stopped);
     }
@@ -245,7 +244,7 @@ impl Shared {
         *stopped = true;
         self.leaving.store(true, Ordering::Relaxed);
         self.state().at_floor = true;
-        let _ = self.resource.set_capacity(self.idle_floor());
+        let _ = self.capacity.set(self.idle_floor());
         self.tell(self.idle_floor());
         drop(stopped);
     }
@@ -274,9 +273,7 @@ impl Shared {
             return;
         }
         let floor = self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes);
-        let _ = self
-            .resource
-            .set_capacity_until(wants, state.deadline, floor);
+        let _ = self.capacity.set_until(wants, state.deadline, floor);
         drop(state);
         self.tell(wants);
         drop(stopped);
@@ -351,7 +348,11 @@ pub(super) async fn call(
     if shared.expired() {
         shared.fall_to_floor();
     }
-    let holding = shared.resource.capacity().max(shared.resource.usage());
+    let holding = shared
+        .capacity
+        .resource()
+        .capacity()
+        .max(shared.capacity.resource().usage());
     let mut in_flight = InFlight {
         shared,
         session,
@@ -406,7 +407,7 @@ async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
 
 /// Renews every refresh until the node leaves or is dropped, then drains.
 pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
-    let mut demand = Demand::new(&shared.resource);
+    let mut demand = Demand::new(shared.capacity.resource());
     let mut samples = tokio::time::interval(shared.refresh / 8);
     samples.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // A renewal every eighth sample: every refresh, whether the last one
@@ -418,7 +419,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         if shared.leaving.load(Ordering::Relaxed) {
             break;
         }
-        demand.sample(&shared.resource);
+        demand.sample(shared.capacity.resource());
         ticks = ticks.wrapping_add(1);
         if ticks % 8 != 1 || ticks == 1 {
             // (The interval's first tick is at once.)
@@ -429,7 +430,12 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         }
         let budget = shared.budget.load(Ordering::Relaxed);
         let grant = shared.grant.load(Ordering::Relaxed);
-        let wants = demand.want(&shared.resource, grant, shared.idle_floor(), budget);
+        let wants = demand.want(
+            shared.capacity.resource(),
+            grant,
+            shared.idle_floor(),
+            budget,
+        );
         shared.give_back(wants);
         if !renew(&shared, &ledger, wants).await && shared.expired() {
             shared.fall_to_floor();
@@ -445,7 +451,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
 async fn drain(shared: &Shared, ledger: &Ledger, samples: &mut tokio::time::Interval) {
     let mut renewed = Instant::now();
     loop {
-        let usage = shared.resource.usage();
+        let usage = shared.capacity.resource().usage();
         if usage <= shared.idle_floor() {
             break;
         }
@@ -488,7 +494,14 @@ mod tests {
     fn an_answer_older_than_one_applied_changes_nothing() {
         let resource = std::sync::Arc::new(Resource::new(1));
         let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new("b".into(), resource.clone(), 16, None, lease, 8);
+        let shared = Shared::new(
+            "b".into(),
+            resource.lease_capacity().unwrap(),
+            16,
+            None,
+            lease,
+            8,
+        );
         let (renewal, resize) = (shared.call(), shared.call());
         shared.answered(resize, Some(answer(4)), 8);
         shared.answered(renewal, Some(answer(12)), 8);
@@ -507,7 +520,14 @@ mod tests {
     fn a_follower_is_told_the_grant_now_and_every_change_after() {
         let resource = std::sync::Arc::new(Resource::new(1));
         let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new("b".into(), resource, 16, None, lease, 8);
+        let shared = Shared::new(
+            "b".into(),
+            resource.lease_capacity().unwrap(),
+            16,
+            None,
+            lease,
+            8,
+        );
         shared.answered(shared.call(), Some(answer(5)), 8);
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = told.clone();
@@ -523,7 +543,14 @@ mod tests {
     fn a_renewal_applied_after_stop_changes_nothing() {
         let resource = std::sync::Arc::new(Resource::new(1));
         let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new("b".into(), resource.clone(), 16, Some(1), lease, 8);
+        let shared = Shared::new(
+            "b".into(),
+            resource.lease_capacity().unwrap(),
+            16,
+            Some(1),
+            lease,
+            8,
+        );
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = told.clone();
         shared.follow(Box::new(move |grant| record.lock().unwrap().push(grant)));

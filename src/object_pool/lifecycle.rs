@@ -18,7 +18,7 @@ impl<M: Manager> ObjectPool<M> {
         if maintainer.is_some() {
             return Ok(());
         }
-        let (started, init_done) = crossbeam_channel::bounded::<()>(0);
+        let (started, init_done) = std::sync::mpsc::sync_channel::<()>(0);
         let body = {
             let shared = Arc::clone(&self.shared);
             move || shared.maintain(init_size, started)

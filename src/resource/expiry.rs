@@ -9,11 +9,9 @@
 //! past the deadline lowers the capacity to its fallback itself.
 //!
 //! A resource without a deadline pays one load of a read-mostly word and a
-//! branch; one with a deadline, a read of the time-stamp counter as well.
-//! Every expiry reads one clock, made at the process's first deadline:
-//! making a `quanta` clock checks the CPU (`cpuid`, tens of µs in a VM) and
-//! calibrates it the first time, a cost a resource never leased must not
-//! pay when it is built.
+//! branch; one with a deadline, a read of the time-stamp counter as well
+//! (the process's one clock, [`crate::clock`], made at the first deadline:
+//! a resource never leased does not pay for making it).
 //!
 //! What it cannot do: a thread that passed the check, then was stopped
 //! before its CAS, admits once on resuming; and a permit admitted before
@@ -28,9 +26,8 @@
 
 use std::time::Instant;
 
-use quanta::Clock;
-
 use crate::admission::ShardedCounter;
+use crate::clock::clock;
 use crate::error::BuildError;
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
 
@@ -42,39 +39,14 @@ pub(super) struct Expiry {
     deadline: AtomicU64,
     /// The capacity from the deadline on.
     fallback: AtomicUsize,
-    /// Serialises arming, disarming and expiring.
-    lock: Mutex<()>,
+    /// Serialises arming, disarming and expiring; holds whether a
+    /// [`CapacityLease`](super::CapacityLease) owns the capacity, so that a
+    /// user's write and a claim are one step each.
+    lock: Mutex<bool>,
 }
 
 /// A deadline that never comes.
 const NONE: u64 = 0;
-
-/// The clock expiries read, made on first use: the CPU's time-stamp
-/// counter where it is reliable, else the OS's monotonic clock; under loom,
-/// one mock clock that only [`advance_loom_clock`] moves.
-#[inline]
-fn clock() -> &'static Clock {
-    #[cfg(sidejob_loom)]
-    {
-        &LOOM_CLOCK.get_or_init(Clock::mock).0
-    }
-    #[cfg(not(sidejob_loom))]
-    {
-        static CLOCK: std::sync::OnceLock<Clock> = std::sync::OnceLock::new();
-        CLOCK.get_or_init(Clock::new)
-    }
-}
-
-#[cfg(sidejob_loom)]
-static LOOM_CLOCK: std::sync::OnceLock<(Clock, std::sync::Arc<quanta::Mock>)> =
-    std::sync::OnceLock::new();
-
-/// Moves the expiries' mock clock on by `by` (loom models only).
-#[cfg(sidejob_loom)]
-#[doc(hidden)]
-pub fn advance_loom_clock(by: std::time::Duration) {
-    LOOM_CLOCK.get_or_init(Clock::mock).1.increment(by);
-}
 
 impl Expiry {
     /// An expiry with no deadline.
@@ -82,7 +54,7 @@ impl Expiry {
         Expiry {
             deadline: AtomicU64::new(NONE),
             fallback: AtomicUsize::new(0),
-            lock: Mutex::new(()),
+            lock: Mutex::new(false),
         }
     }
 
@@ -143,13 +115,33 @@ impl Expiry {
         Ok(())
     }
 
-    /// Sets `counter`'s capacity to `capacity` for good: no deadline.
+    /// Claims the capacity for a lease; `false` if one holds it already.
+    pub(super) fn claim(&self) -> bool {
+        let mut leased = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        !std::mem::replace(&mut *leased, true)
+    }
+
+    /// The lease that claimed the capacity is gone: the user owns it again
+    /// (a deadline the lease armed still lowers it when it comes).
+    pub(super) fn unclaim(&self) {
+        *self.lock.lock().unwrap_or_else(|e| e.into_inner()) = false;
+    }
+
+    /// Sets `counter`'s capacity to `capacity` for good: no deadline. As
+    /// the user (`by_lease` false) only while no lease holds the capacity.
     pub(super) fn disarm(
         &self,
         counter: &ShardedCounter,
         capacity: usize,
+        by_lease: bool,
     ) -> Result<(), BuildError> {
-        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let leased = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *leased && !by_lease {
+            return Err(BuildError::new(
+                "capacity",
+                "a CapacityLease (a fleet's grant) sets this resource's capacity while it is held",
+            ));
+        }
         counter.set_capacity(capacity)?;
         self.deadline.store(NONE, Ordering::Relaxed);
         Ok(())

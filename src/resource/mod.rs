@@ -9,6 +9,7 @@
 
 mod anchor;
 mod builder;
+mod capacity_lease;
 mod expiry;
 mod metered;
 mod permit;
@@ -25,11 +26,8 @@ use crate::rates::{RateStats, Rates, Sample};
 use anchor::{anchors, AnchorRef};
 use expiry::Expiry;
 
-#[cfg(sidejob_loom)]
-#[doc(hidden)]
-pub use expiry::advance_loom_clock;
-
 pub use builder::ResourceBuilder;
+pub use capacity_lease::CapacityLease;
 pub use permit::{OwnedPermit, Permit};
 pub use stats::{PriorityCounts, ResourceStats, ShardStats};
 
@@ -71,7 +69,7 @@ pub struct Resource {
     /// One per shard, for owned permits (see `anchor.rs`).
     anchors: Box<[AnchorRef]>,
     /// When the capacity stops being good, if it is leased (see
-    /// [`set_capacity_until`](Resource::set_capacity_until)).
+    /// [`CapacityLease::set_until`]).
     expiry: Expiry,
     name: String,
 }
@@ -490,7 +488,9 @@ impl Resource {
     /// A [`BuildError`] naming `capacity` if it is above 2²⁴ − 1 =
     /// 16,777,215, or, on an adaptive resource, outside its
     /// `[min_limit, max_limit]` (a limit of 0 would admit nothing, so no
-    /// window would ever close to raise it); nothing changes then.
+    /// window would ever close to raise it), or while a
+    /// [`CapacityLease`] holds the capacity
+    /// ([`lease_capacity`](Resource::lease_capacity)); nothing changes then.
     ///
     /// # Examples
     ///
@@ -521,7 +521,7 @@ impl Resource {
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
         self.check_adaptive_bounds(capacity)?;
-        self.expiry.disarm(&self.counter, capacity)
+        self.expiry.disarm(&self.counter, capacity, false)
     }
 
     /// On an adaptive resource, whether `capacity` lies within its bounds.
@@ -541,53 +541,67 @@ impl Resource {
         ))
     }
 
-    /// Sets the capacity to `capacity` until `until`, and to `fallback`
-    /// from then on: a capacity leased from elsewhere, good only until its
-    /// lease ends (a [`fleet`](crate::fleet) grant is one). A later
-    /// `set_capacity` or `set_capacity_until` replaces it.
-    ///
-    /// Every acquire checks the deadline before it admits (a read of the
-    /// time-stamp counter, a few ns), and the first one past it lowers the
-    /// capacity to `fallback`: a process stopped past the deadline
-    /// (`SIGSTOP`, a VM pause) admits nothing on the stale capacity when it
-    /// resumes, whichever thread runs first. As with
-    /// [`set_capacity`](Resource::set_capacity), permits held at the
-    /// deadline are not revoked. A thread stopped between its check and
-    /// its admission admits once on resuming.
-    ///
-    /// Lease a plain resource: an adaptive one's governor sets the capacity
-    /// each window, over the leased one (a fleet's `join` refuses one).
+    /// Takes the right to set the capacity: while the returned lease
+    /// lives, [`set_capacity`](Resource::set_capacity) is refused and only
+    /// the lease sets it, for good or until a deadline
+    /// ([`CapacityLease::set_until`]). A capacity has one owner at a time:
+    /// the user (the default), an adaptive limit (built with
+    /// [`ResourceBuilder::adaptive`], for good), or a lease (a
+    /// [`fleet`](crate::fleet)'s node holds one). Dropping the lease gives
+    /// the capacity back to the user, at whatever the lease last set.
     ///
     /// # Errors
     ///
-    /// A [`BuildError`] naming `capacity` if `capacity` or `fallback` is
-    /// above 2²⁴ − 1 = 16,777,215, or, on an adaptive resource, outside
-    /// its `[min_limit, max_limit]`; nothing changes then.
+    /// A [`BuildError`] naming `capacity` if an adaptive limit sets the
+    /// capacity, or another lease holds it.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::time::{Duration, Instant};
+    /// use std::sync::Arc;
     ///
-    /// let resource = sidejob::Resource::builder().capacity(1).shards(1).build()?;
-    /// let lease = Instant::now() + Duration::from_millis(20);
-    /// resource.set_capacity_until(8, lease, 1)?;
-    /// assert_eq!(resource.capacity(), 8);
-    /// std::thread::sleep(Duration::from_millis(40));
-    /// let _permit = resource.try_acquire()?; // the first acquire past the lease lowers it
-    /// assert_eq!(resource.capacity(), 1);
-    /// assert!(resource.try_acquire().is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// let resource = Arc::new(sidejob::Resource::new(4));
+    /// let lease = resource.lease_capacity()?;
+    /// lease.set(16)?;
+    /// assert_eq!(resource.capacity(), 16);
+    /// assert!(resource.set_capacity(2).is_err()); // the lease owns it
+    /// assert!(resource.lease_capacity().is_err()); // one lease at a time
+    /// drop(lease);
+    /// resource.set_capacity(2)?; // the user's again
+    /// # Ok::<(), sidejob::BuildError>(())
     /// ```
-    pub fn set_capacity_until(
+    pub fn lease_capacity(self: &Arc<Self>) -> Result<CapacityLease, BuildError> {
+        if self.governor.is_some() {
+            return Err(BuildError::new(
+                "capacity",
+                "an adaptive limit sets this resource's capacity; lease a plain one",
+            ));
+        }
+        if !self.expiry.claim() {
+            return Err(BuildError::new(
+                "capacity",
+                "another CapacityLease holds this resource's capacity",
+            ));
+        }
+        Ok(CapacityLease::new(Arc::clone(self)))
+    }
+
+    /// The lease's writes (see [`CapacityLease`]).
+    fn lease_set(&self, capacity: usize) -> Result<(), BuildError> {
+        self.expiry.disarm(&self.counter, capacity, true)
+    }
+
+    fn lease_set_until(
         &self,
         capacity: usize,
         until: std::time::Instant,
         fallback: usize,
     ) -> Result<(), BuildError> {
-        self.check_adaptive_bounds(capacity)?;
-        self.check_adaptive_bounds(fallback)?;
         self.expiry.arm(&self.counter, capacity, until, fallback)
+    }
+
+    fn lease_ended(&self) {
+        self.expiry.unclaim();
     }
 
     /// A snapshot of the resource's counters.

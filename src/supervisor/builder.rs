@@ -2,14 +2,12 @@
 
 use std::sync::Arc;
 
-use crossbeam_utils::CachePadded;
-
-use crate::admission::{ShardedCounter, Shares, Sizing};
+use crate::admission::Sizing;
 use crate::error::BuildError;
 use crate::rates::Rates;
-use crate::sync::{check_thread_name, AtomicBool, AtomicUsize, Condvar, Mutex};
+use crate::sync::check_thread_name;
 
-use super::live_set::{Shared, SupervisorShard};
+use super::shared::Shared;
 use super::Supervisor;
 
 /// Configures a [`Supervisor`]; made by [`Supervisor::builder`].
@@ -112,19 +110,7 @@ impl SupervisorBuilder {
         let (capacity, shard_count) = self.sizing.checked()?;
         let name = self.name.unwrap_or_else(|| "sidejob-child".to_owned());
         check_thread_name(&name)?;
-        let shards = (0..shard_count)
-            .map(|_| CachePadded::new(SupervisorShard::new()))
-            .collect();
-        let shared = Arc::new(Shared {
-            slots: ShardedCounter::new(capacity, shard_count, Shares::default()),
-            shards,
-            closing: AtomicBool::new(false),
-            exits: Condvar::new(),
-            exit_lock: Mutex::new(()),
-            starting: AtomicUsize::new(0),
-            name,
-            stack_size: self.stack_size,
-        });
+        let shared = Arc::new(Shared::new(capacity, shard_count, name, self.stack_size));
         Ok(Supervisor {
             rates: Rates::start(&shared, super::sample),
             shared,

@@ -11,25 +11,56 @@
 //! [`ChildHandle::join`]. So the live set never holds more children than the
 //! slots taken, and the slots never exceed the capacity.
 //!
-//! Shutdown sets `closing`, then cancels every child in every live set under
-//! that set's lock. A spawn checks `closing` under the same lock before it
-//! registers. So each child is either registered before its shard is swept,
-//! and cancelled by the sweep, or refused.
+//! The live set and its slots are the shared mechanism of both supervisors
+//! (`crate::children::LiveSet`); each child keeps its state (`child.rs`)
+//! in it. Shutdown closes the set, then reads every child in every shard's
+//! set under that set's lock, and cancels each. A spawn checks the set is
+//! open under the same lock before it registers. So each child is either
+//! registered before its shard is swept, and cancelled, or refused.
 //!
 //! # Orderings
 //!
-//! `closing` is written `Release` and read `Acquire`, and it is read under
-//! the shard lock the sweep takes. A child's `cancelled` and `finished` flags
+//! The live set's (`children/live_set.rs`) and `shared.rs`'s. A child's `cancelled` and `finished` flags
 //! are `Release`/`Acquire`, so a child that sees itself cancelled, or a
 //! spawner that sees it finished, also sees what happened before. The
 //! counters are `Relaxed` figures.
+//!
+//! # Design
+//!
+//! The live set's protocol (admit, end, close, snapshots) is told in
+//! `children/live_set.rs`; what this face adds:
+//!
+//! * **Spawn.** The closure waits in a slot that the thread empties, so that
+//!   if the OS refuses the thread (`SpawnError::Thread`) the child is
+//!   unregistered, its slot given back and its closure returned; a shutdown
+//!   waiting for the live set is woken as by an ending child, and does not
+//!   count that child as cancelled. `which_children` lists a child once its
+//!   thread has started (spawn marks it, and so does the child), in one
+//!   snapshot of every set.
+//! * **End.** The child runs under `catch_unwind`. Whether it returns or
+//!   panics, it leaves the live set and frees its slot, and only then is its
+//!   result available to `join`. `join` therefore never returns while the
+//!   child still counts, and `is_finished` means gone. A panic is counted and
+//!   its message reaches `join` as `ChildPanicked`. Dropping a handle
+//!   detaches the child; the live set keeps tracking it until it ends.
+//! * **Shutdown(grace).** Close the set, read every child registered before
+//!   (each set under its lock) and cancel each. Cancellation is cooperative:
+//!   `ChildContext::is_cancelled`, or `wait_cancelled(timeout)` to sleep
+//!   until asked. The call then waits, on a condition variable that exiting
+//!   children signal while the set is closed, until no child lives or the
+//!   grace runs out, and until every start under way resolved (the OS
+//!   started the thread or refused it), so the report knows which ran. It
+//!   reports the children still running, which stay tracked.
+//! * **Capacity** can change at run time (`set_capacity`, with the
+//!   `Resource` semantics: nothing is stopped, and spawns are refused until
+//!   fewer than the new capacity live).
 
 mod builder;
 mod child;
 mod error;
 mod handle;
-mod live_set;
 mod metered;
+mod shared;
 mod stats;
 
 use std::fmt;
@@ -38,18 +69,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::admission::home_shard;
-use crate::children::{ChildId, ShutdownReport, SpawnError};
+use crate::children::{ChildId, Refused, ShutdownReport, SpawnError};
 use crate::error::BuildError;
 use crate::panics::{drop_quietly, panic_message};
 use crate::rates::{RateStats, Rates, Sample};
-use crate::sync::{lock, spawn_named, wait_timeout, AtomicU64, Mutex, Ordering};
+use crate::sync::{lock, spawn_named, wait_timeout, Mutex, Ordering};
 
 pub use builder::SupervisorBuilder;
 pub use child::ChildContext;
 use child::ChildState;
 pub use error::ChildPanicked;
 pub use handle::ChildHandle;
-use live_set::{bump, Shared, SupervisorShard};
+use shared::Shared;
 pub use stats::{SupervisorShardStats, SupervisorStats};
 
 /// A supervisor of spawned children with a strict limit on how many are
@@ -156,23 +187,16 @@ impl Supervisor {
         T: Send + 'static,
     {
         let shared = &self.shared;
-        let count = shared.shards.len();
-        let home = home_shard(count);
-        let shard = match shared.slots.admit_from(home) {
+        let shard = match shared.live.take_slot(home_shard(shared.live.shard_count())) {
             Ok(shard) => shard,
-            Err(_) if shared.closing.load(Ordering::Acquire) => {
-                bump(&shared.shards[home].closed);
-                return Err(SpawnError::Closed(child));
-            }
-            Err(_) => {
-                bump(&shared.shards[home].rejected);
-                return Err(SpawnError::Overload(child));
-            }
+            Err(Refused::Closed) => return Err(SpawnError::Closed(child)),
+            Err(Refused::Overload) => return Err(SpawnError::Overload(child)),
         };
         let state = Arc::new(ChildState::new());
-        let Some(id) = shared.register(shard, &state) else {
+        let Some(place) = shared.register(shard, &state) else {
             return Err(SpawnError::Closed(child));
         };
+        let id = place.id;
         // The closure waits here, so that it can be handed back if the OS
         // refuses the thread.
         let closure = Arc::new(Mutex::new(Some(child)));
@@ -193,7 +217,7 @@ impl Supervisor {
                     drop_quietly(panic);
                     panicked
                 });
-                shared.child_ended(shard, id, outcome.is_err());
+                shared.child_ended(place, outcome.is_err());
                 state.mark_finished();
                 outcome
             }
@@ -210,7 +234,7 @@ impl Supervisor {
                 Ok(ChildHandle::new(id, state, thread))
             }
             Err(error) => {
-                shared.unregister_unstarted(shard, id);
+                shared.unregister_unstarted(place);
                 shared.start_resolved();
                 let child = lock(&closure)
                     .take()
@@ -243,7 +267,9 @@ impl Supervisor {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn which_children(&self) -> Vec<ChildId> {
-        self.shared.started_children()
+        self.shared
+            .live
+            .ids(|state| state.started.load(Ordering::Acquire))
     }
 
     /// The number of children alive right now.
@@ -255,7 +281,7 @@ impl Supervisor {
     /// assert_eq!(supervisor.count(), 0);
     /// ```
     pub fn count(&self) -> usize {
-        self.shared.live_count()
+        self.shared.live.live_count()
     }
 
     /// The number of shards the capacity and the live set are split over.
@@ -268,7 +294,7 @@ impl Supervisor {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.shards.len()
+        self.shared.live.shard_count()
     }
 
     /// The most children alive at once.
@@ -279,7 +305,7 @@ impl Supervisor {
     /// assert_eq!(sidejob::Supervisor::new(3).capacity(), 3);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.shared.slots.capacity()
+        self.shared.live.slots().capacity()
     }
 
     /// Changes the capacity at run time, as [`Resource::set_capacity`](crate::Resource::set_capacity) does:
@@ -303,7 +329,7 @@ impl Supervisor {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
-        self.shared.slots.set_capacity(capacity)
+        self.shared.live.slots().set_capacity(capacity)
     }
 
     /// The in, out and rejected rates of the last whole second, and the
@@ -351,15 +377,8 @@ impl Supervisor {
     /// ```
     pub fn stats(&self) -> SupervisorStats {
         let capacity = self.capacity();
-        let sum = |field: fn(&SupervisorShard) -> &AtomicU64| {
-            self.shared
-                .shards
-                .iter()
-                .map(|shard| field(shard).load(Ordering::Relaxed))
-                .sum()
-        };
-        let live = self.shared.live_counts();
-        let snapshot = self.shared.slots.snapshot();
+        let live = self.shared.live.live_counts();
+        let snapshot = self.shared.live.slots().snapshot();
         let shards = snapshot
             .shards
             .iter()
@@ -370,15 +389,16 @@ impl Supervisor {
                 live,
             })
             .collect::<Vec<_>>();
+        let totals = self.shared.live.totals();
         SupervisorStats {
             capacity,
             live: shards.iter().map(|s| s.live).sum(),
-            spawned: sum(|s| &s.spawned),
-            finished: sum(|s| &s.finished),
-            panicked: sum(|s| &s.panicked),
-            rejected: sum(|s| &s.rejected),
-            closed: sum(|s| &s.closed),
-            spawn_failed: sum(|s| &s.spawn_failed),
+            spawned: totals.spawned,
+            finished: totals.finished,
+            panicked: totals.panicked,
+            rejected: totals.rejected,
+            closed: totals.closed,
+            spawn_failed: totals.spawn_failed,
             shards,
         }
     }
@@ -406,20 +426,19 @@ impl Supervisor {
     /// ```
     pub fn shutdown(&self, grace: Duration) -> ShutdownReport {
         let shared = &self.shared;
-        shared.closing.store(true, Ordering::Release);
-        let mut asked = Vec::new();
-        for shard in shared.shards.iter() {
-            let live = lock(&shard.live);
-            for state in live.children.values() {
-                state.cancel();
-                asked.push(Arc::clone(state));
-            }
+        shared.live.close();
+        // Every child registered before the close, read under its set's
+        // lock (one registering after sees the set closed); asked to stop
+        // outside the locks.
+        let asked = shared.live.entries();
+        for state in &asked {
+            state.cancel();
         }
         let deadline = Instant::now().checked_add(grace);
         let mut guard = lock(&shared.exit_lock);
         // A child that ends takes `exit_lock` to wake us, so checking the
         // count under it cannot miss the last exit.
-        while shared.live_count() > 0 {
+        while shared.live.live_count() > 0 {
             let left = match deadline {
                 Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
                     Some(left) if !left.is_zero() => left,
@@ -456,25 +475,19 @@ impl Supervisor {
     /// assert!(supervisor.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.shared.closing.load(Ordering::Acquire)
+        self.shared.live.is_closed()
     }
 }
 
 /// What the rates sampler reads of a supervisor: children spawned,
 /// refused for overload, ended, and alive (their slots) now.
 fn sample(shared: &Shared) -> Sample {
-    let sum = |field: fn(&SupervisorShard) -> &AtomicU64| -> u64 {
-        shared
-            .shards
-            .iter()
-            .map(|shard| field(shard).load(Ordering::Relaxed))
-            .sum()
-    };
+    let totals = shared.live.totals();
     Sample {
-        accepted: sum(|shard| &shard.spawned),
-        rejected: sum(|shard| &shard.rejected),
-        completed: sum(|shard| &shard.finished),
-        usage: shared.slots.usage(),
+        accepted: totals.spawned,
+        rejected: totals.rejected,
+        completed: totals.finished,
+        usage: shared.live.slots().usage(),
     }
 }
 

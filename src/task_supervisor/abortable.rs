@@ -54,7 +54,7 @@ impl<Fut: Future> Future for Abortable<Fut> {
             // Polled again after it ended: it stays ended.
             return Poll::Ready(None);
         };
-        if tracked.shared().is_aborting() {
+        if tracked.shared().live.is_aborting() {
             // Dropping the future ends the child, counted as cancelled.
             this.tracked.set(None);
             return Poll::Ready(None);
@@ -87,7 +87,7 @@ impl<Fut: Future> Future for Abortable<Fut> {
 fn first_wait<Fut>(tracked: Pin<&mut Option<Tracked<Fut>>>, cx: &Context<'_>) -> bool {
     tracked.as_pin_mut().is_some_and(|tracked| {
         let place = tracked.place();
-        tracked.shared().watch(place, cx.waker())
+        tracked.shared().live.watch(place, cx.waker())
     })
 }
 
@@ -121,6 +121,6 @@ impl super::TaskSupervisor {
     #[doc(hidden)]
     #[allow(missing_docs)]
     pub fn loom_abort_spawned(&self) {
-        self.shared.abort_spawned();
+        self.shared.live.abort_all();
     }
 }

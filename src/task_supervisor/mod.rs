@@ -35,10 +35,62 @@
 //!
 //! # Where each part lives
 //!
-//! `shared.rs` (live sets, counters, ending a child), `tracked.rs` (the
+//! The live sets, their counters and the abort's wakers are the shared
+//! mechanism of both supervisors (`crate::children::LiveSet`). Here:
+//! `shared.rs` (the live set, the generations, ending a child), `tracked.rs` (the
 //! future and its guard), `context.rs`, `builder.rs`, `stats.rs`, and with
 //! the `tokio` feature `spawn.rs` (spawning and shutdown), `abortable.rs`
 //! (a spawned child's abort), `handle.rs` and `task_error.rs`.
+//!
+//! # Design
+//!
+//! The live set's protocol (admit, end, close, snapshots) is told in
+//! `children/live_set.rs`; what this face adds:
+//!
+//! * **The guard.** `try_track` hands back a `Tracked` future whose guard
+//!   ends the child exactly once: when the future completes (the slot is
+//!   freed then, not when the future is dropped later), when a poll panics
+//!   (the guard sees it was inside a poll when it is dropped), or when it is
+//!   dropped unfinished (aborted, cancelled, its runtime shut down). A
+//!   closure that panics inside `try_track` ends its child before the panic
+//!   goes on.
+//! * **Cancellation** goes by generation. Each generation has a tokio-util
+//!   `CancellationToken`; a child's context keeps only its generation's
+//!   number, read at admission. `cancel_all` moves to a new generation under
+//!   a lock (the number is stored after the generation, so a context never
+//!   holds a number ahead of it) and then cancels the old token: children
+//!   admitted later start uncancelled. `is_cancelled` compares numbers;
+//!   `cancelled()` clones the token only if its generation is still current.
+//!   A child clones no token: cloning one locks its node, which every child
+//!   would share.
+//! * **No count shared by all shards.** A child's guard and its context each
+//!   clone their shard's *anchor* (an `Arc` to what the supervisor shares,
+//!   one per shard, cache-padded), not the supervisor's own `Arc`, so spawns
+//!   on different shards write no reference count in common. A child's
+//!   place (shard, key, id) is 16 bytes and its entry one word: larger
+//!   values, moved through memory, stalled on store forwarding (see
+//!   `docs/benchmarks/history.md`).
+//! * **`wait`** resolves once the supervisor is closed and no child is
+//!   alive: `close` closes the set and counts it; the last child to end sees
+//!   the set closed and signals (loom model (r) fails if the end reads
+//!   `closed` before its removal).
+//! * **`try_spawn`** (feature `tokio`) checks for a runtime before anything
+//!   else (`NoRuntime` hands the closure back uncalled) and spawns the
+//!   `Tracked` future wrapped in an `Abortable`, with no handle kept per
+//!   child. `shutdown` closes, cancels, and waits up to the grace; then it
+//!   aborts through the live set, which wakes the spawned children that
+//!   wait. A spawned child leaves its task's waker in the live set the first
+//!   time it waits (once: a task's waker always wakes that task), reading
+//!   `aborting` under the same lock, and reads `aborting` at the start of
+//!   every poll; so a child either left its waker before the abort visited
+//!   its shard and is woken, or saw the abort and ends at once. Ending drops
+//!   its future (counted as cancelled) and its handle answers `is_aborted`.
+//!   Tracked children, not spawned by the supervisor, are not aborted: their
+//!   owner polls them. A child that finishes in its first poll, as most
+//!   short tasks do, pays nothing for any of this. The runtime check is
+//!   tokio's `Handle::try_current()`, a clone of the runtime's handle: the
+//!   one step of `try_spawn` that writes a line every worker writes
+//!   (`try_spawn_on` skips it).
 
 #[cfg(feature = "tokio")]
 mod abortable;
@@ -61,10 +113,9 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::admission::home_shard;
-use crate::children::{ChildId, SpawnError};
+use crate::children::{ChildId, Refused, SpawnError};
 use crate::error::BuildError;
 use crate::rates::{RateStats, Rates, Sample};
-use crate::sync::{spin_lock, Ordering};
 
 pub use builder::TaskSupervisorBuilder;
 pub use context::TaskContext;
@@ -75,7 +126,7 @@ pub use stats::{TaskShardStats, TaskSupervisorStats};
 pub use task_error::TaskError;
 pub use tracked::Tracked;
 
-use shared::{bump, Anchor, TaskShared};
+use shared::{Anchor, TaskShared};
 use tracked::ChildGuard;
 
 /// A strict, capacity-limited supervisor of async tasks that always knows
@@ -204,26 +255,12 @@ impl TaskSupervisor {
     /// and its copy into the task stalled on store forwarding.
     #[inline(always)]
     fn admit(&self) -> Result<ChildGuard, Refused> {
-        let shared = &self.shared;
-        if shared.closed.load(Ordering::Acquire) {
-            return Err(self.refused_closed());
+        let live = &self.shared.live;
+        let shard = live.take_slot(home_shard(live.shard_count()))?;
+        match live.register(shard, ()) {
+            Ok(place) => Ok(ChildGuard::new(Arc::clone(&self.anchors[shard]), place)),
+            Err(()) => Err(Refused::Closed),
         }
-        let start = home_shard(shared.shards.len());
-        let Ok(shard) = shared.slots.admit_from(start) else {
-            bump(&shared.shards[start].rejected);
-            return Err(Refused::Overload);
-        };
-        match shared.register(shard) {
-            Some(place) => Ok(ChildGuard::new(Arc::clone(&self.anchors[shard]), place)),
-            None => Err(Refused::Closed),
-        }
-    }
-
-    #[cold]
-    fn refused_closed(&self) -> Refused {
-        let start = home_shard(self.shared.shards.len());
-        bump(&self.shared.shards[start].closed);
-        Refused::Closed
     }
 
     /// The ids of the children alive now, in order. Exact when nothing
@@ -239,7 +276,7 @@ impl TaskSupervisor {
     /// assert!(supervisor.which_children().is_empty());
     /// ```
     pub fn which_children(&self) -> Vec<ChildId> {
-        self.shared.which_children()
+        self.shared.live.ids(|()| true)
     }
 
     /// How many children hold a slot now.
@@ -252,7 +289,7 @@ impl TaskSupervisor {
     /// assert_eq!(supervisor.count(), 1);
     /// ```
     pub fn count(&self) -> usize {
-        self.shared.slots.usage()
+        self.shared.live.slots().usage()
     }
 
     /// The most children alive at once.
@@ -263,7 +300,7 @@ impl TaskSupervisor {
     /// assert_eq!(sidejob::TaskSupervisor::new(9).capacity(), 9);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.shared.slots.capacity()
+        self.shared.live.slots().capacity()
     }
 
     /// The supervisor's name.
@@ -297,7 +334,7 @@ impl TaskSupervisor {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn set_capacity(&self, capacity: usize) -> Result<(), BuildError> {
-        self.shared.slots.set_capacity(capacity)
+        self.shared.live.slots().set_capacity(capacity)
     }
 
     /// Asks every live child to stop: their contexts' `cancelled()`
@@ -331,11 +368,10 @@ impl TaskSupervisor {
     /// assert!(matches!(supervisor.try_track(|_| async {}), Err(sidejob::SpawnError::Closed(_))));
     /// ```
     pub fn close(&self) {
-        let shared = &self.shared;
-        shared.closed.store(true, Ordering::Release);
-        // Counted under each live set's lock, after `closed` is set: see
-        // the module's `# Protocol`.
-        shared.signal_if_idle();
+        self.shared.live.close();
+        // Counted under each live set's lock, after it closed: see
+        // `children/live_set.rs`'s orderings.
+        self.shared.signal_if_idle();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -349,7 +385,7 @@ impl TaskSupervisor {
     /// assert!(supervisor.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.load(Ordering::Acquire)
+        self.shared.live.is_closed()
     }
 
     /// A future that resolves once the supervisor is closed and no child
@@ -405,70 +441,43 @@ impl TaskSupervisor {
     /// assert_eq!((stats.capacity, stats.live, stats.spawned), (2, 1, 1));
     /// ```
     pub fn stats(&self) -> TaskSupervisorStats {
-        let shared = &self.shared;
-        let capacity = self.capacity();
-        // Every shard's live set locked at once (in shard order; nothing
-        // else holds two), so the counts are of one moment.
-        let sets: Vec<_> = shared
-            .shards
-            .iter()
-            .map(|shard| spin_lock(&shard.live))
-            .collect();
-        let live: Vec<usize> = sets.iter().map(|set| set.children.len()).collect();
-        drop(sets);
-        let snapshot = shared.slots.snapshot();
+        let live = &self.shared.live;
+        let counts = live.live_counts();
+        let snapshot = live.slots().snapshot();
         let shards: Vec<TaskShardStats> = snapshot
             .shards
             .iter()
-            .zip(live)
+            .zip(counts)
             .map(|(counts, live)| TaskShardStats {
                 limit: counts.limit as usize,
                 usage: counts.usage as usize,
                 live,
             })
             .collect();
-        let sum = |field: fn(&shared::TaskShard) -> &crate::sync::AtomicU64| -> u64 {
-            shared
-                .shards
-                .iter()
-                .map(|shard| field(shard).load(Ordering::Relaxed))
-                .sum()
-        };
+        let totals = live.totals();
         TaskSupervisorStats {
-            capacity,
+            capacity: self.capacity(),
             live: shards.iter().map(|shard| shard.live).sum(),
-            spawned: sum(|s| &s.spawned),
-            finished: sum(|s| &s.finished),
-            panicked: sum(|s| &s.panicked),
-            cancelled: sum(|s| &s.cancelled),
-            rejected: sum(|s| &s.rejected),
-            closed: sum(|s| &s.closed),
+            spawned: totals.spawned,
+            finished: totals.finished,
+            panicked: totals.panicked,
+            cancelled: totals.cancelled,
+            rejected: totals.rejected,
+            closed: totals.closed,
             shards,
         }
     }
 }
 
-/// Why a child was not admitted.
-enum Refused {
-    Overload,
-    Closed,
-}
-
 /// What the rates sampler reads of a task supervisor: children admitted,
 /// refused for overload, ended, and alive (their slots) now.
 fn sample(shared: &TaskShared) -> Sample {
-    let sum = |field: fn(&shared::TaskShard) -> &crate::sync::AtomicU64| -> u64 {
-        shared
-            .shards
-            .iter()
-            .map(|shard| field(shard).load(Ordering::Relaxed))
-            .sum()
-    };
+    let totals = shared.live.totals();
     Sample {
-        accepted: sum(|shard| &shard.spawned),
-        rejected: sum(|shard| &shard.rejected),
-        completed: sum(|shard| &shard.finished),
-        usage: shared.slots.usage(),
+        accepted: totals.spawned,
+        rejected: totals.rejected,
+        completed: totals.finished,
+        usage: shared.live.slots().usage(),
     }
 }
 

@@ -114,13 +114,13 @@ impl TaskSupervisor {
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn shutdown(&self, grace: Duration) -> ShutdownReport {
         self.close();
-        let cancelled = self.shared.live_count();
+        let cancelled = self.shared.live.live_count();
         self.cancel_all();
         let remaining = match tokio::time::timeout(grace, self.wait()).await {
             Ok(()) => Vec::new(),
             Err(_) => {
                 let remaining = self.which_children();
-                self.shared.abort_spawned();
+                self.shared.live.abort_all();
                 remaining
             }
         };

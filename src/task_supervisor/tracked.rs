@@ -8,10 +8,11 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
+use super::shared::Anchor;
 #[cfg(feature = "tokio")]
 use super::shared::TaskShared;
-use super::shared::{Anchor, Ended, Place};
 use crate::children::ChildId;
+use crate::children::{Ended, Place};
 
 pin_project! {
     /// A task admitted by [`TaskSupervisor::try_track`](super::TaskSupervisor::try_track):

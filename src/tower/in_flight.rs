@@ -1,5 +1,67 @@
 //! [`InFlight`]: a request's permit between `call` and the end of its
 //! response, reporting to an adaptive limit how the request went.
+//!
+//! # Design
+//!
+//! `src/tower/` puts a `Resource` in front of a tower service, through the
+//! resource's public API only (an owned permit per request), so it is a face
+//! of its own over the `Resource` face rather than over the core.
+//!
+//! * **Readiness** (`readiness.rs`, shared by `Shed` and `HttpShed`):
+//!   `poll_ready` takes a permit first and polls the inner service only with
+//!   one. A full resource is decided once, as `Overloaded`: `poll_ready`
+//!   answers `Ready(Ok(()))` without polling the inner service, and the next
+//!   `call` refuses. So the layer is never `Pending` because of overload and
+//!   keeps no queue of its own, unlike tower's `ConcurrencyLimit`, and it
+//!   refuses on the count of requests in flight rather than on the inner
+//!   service being pending, unlike tower's `LoadShed` (tower#793). An inner
+//!   `Pending` keeps the permit (the request is in flight while it waits): so
+//!   under an inner service that queues (`Buffer`, `ConcurrencyLimit`,
+//!   `ReadyCache`) the unprioritized layer bounds that queue with the
+//!   requests served, by the capacity. A prioritized layer takes the permit
+//!   in `call`, so it waits on a pending inner service with none. A
+//!   permit `poll_ready` reserved and no `call` used (an inner error, a
+//!   readied service dropped) goes back with no latency sample: `Readiness`
+//!   releases it with `ignore` in its `Drop`. `call` without
+//!   `poll_ready` panics naming it, as tower's own middleware does; a clone
+//!   starts unreadied, since a permit is never copied.
+//! * **The permit's life after `call`.** It moves into the response future
+//!   (`pin-project-lite`, no `unsafe` of ours) and is dropped when the inner
+//!   future completes or the response future is dropped, polled or not. In
+//!   the HTTP flavour it moves on into the response body, a `PermitBody`,
+//!   which drops it when the body ends or is dropped: a streaming response
+//!   counts as in flight while it streams. The end is `poll_frame`'s `None`,
+//!   `is_end_stream`, or the data frames reaching the declared length (the
+//!   `Content-Length`, else an exact size hint), counted per frame, since
+//!   hyper 1 stops at that length and drops the body unpolled; a response
+//!   with no body (`HEAD`, `1xx`, `204`, `304`, a `CONNECT`'s `2xx`) ends
+//!   at its head.
+//! * **Upgrades** (`http/upgrade.rs`). The layer cannot see an upgraded
+//!   session end, so a request that asks for an upgrade (an `Upgrade`
+//!   header, or `CONNECT`; only those, so others allocate nothing) gets its
+//!   permit in a shared slot, an `UpgradePermit` in its extensions; the
+//!   handler takes it into the session's task, unsampled. The response
+//!   future holds the slot's other handle: at the response (or its drop) it
+//!   takes the permit back if nobody took it, so each permit has one
+//!   releaser, and a permit nobody took ends with the `101`'s head, as
+//!   before.
+//! * **One bound per layer.** The layer holds an `Arc<Resource>`; every
+//!   service it makes and every clone shares it, so the bound is global
+//!   across routes and across the router clones axum makes per connection
+//!   (where a `ConcurrencyLimitLayer` gives each clone its own semaphore,
+//!   axum#2582).
+//! * **Owned permits that scale.** A permit must be `'static` here. It keeps
+//!   the counter alive through an anchor of its thread's home shard (an
+//!   `Arc` per shard, cache-padded, each holding one reference to the
+//!   counter), not through the resource's own `Arc`, so threads on different
+//!   shards share no line; and a dropped permit's reference stays in a
+//!   thread-local slot for the thread's next owned acquire, so acquiring and
+//!   dropping on one thread costs about what a borrowed permit does
+//!   (`resource/anchor.rs`; figures in `docs/benchmarks/history.md`).
+//! * **HTTP.** `HttpShed` keeps the inner error type (axum routers need
+//!   `Infallible`) and answers overload with `503 Service Unavailable`, a
+//!   `Retry-After` in whole seconds rounded up, and an empty body
+//!   (`ResB: Default`).
 
 use crate::OwnedPermit;
 

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use quanta::Clock;
 
 use crate::admission::{limit_for, Sizing, SplitShard};
 use crate::error::BuildError;
@@ -495,7 +494,6 @@ impl Checked {
             refused_closed: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             call_timeout: self.call_timeout,
-            clock: Clock::new(),
             sample_mask: u64::from(sample_every.unwrap_or(1 << 31)) - 1,
             records: (0..shards)
                 .map(|_| CachePadded::new(ShardRecord::new()))

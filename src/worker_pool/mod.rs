@@ -61,6 +61,152 @@
 //! `Acquire` by the stats, so whoever sees a shard up sees it admitting.
 //!
 //! [`SplitShard`]: crate::admission::SplitShard
+//!
+//! # Design
+//!
+//! A `WorkerPool` is the core's sharded admission and probe plus, per shard, a
+//! worker thread and its mailbox: a ring indexed by the shard's grant numbers
+//! and sized to the shard's share (`src/worker_pool/mailbox.rs`, the crate's
+//! one module with `unsafe`), with a stop flag and a wake-up.
+//!
+//! Its shards keep their fixed split: a message is served by its shard's
+//! worker, so a slot cannot move to another shard without its mailbox and
+//! worker. Capacity that follows demand is the `ShardedCounter`'s, under
+//! `Resource`, `Supervisor`, `TaskSupervisor` and the object pools; the worker
+//! pool keeps the probe over its split shards, as before.
+//!
+//! * **Slots: split shards.** Every slot of a worker pool is taken by a sender
+//!   and given back by the shard's one worker. With the core's one-word
+//!   `Shard`, both cores would write that word for every message, and the
+//!   worker's locked `fetch_sub` waited for the line each time: a quarter of
+//!   the worker's time per cast in the profile. So the pool's shards are
+//!   `SplitShard`s (`src/admission/split_shard.rs`): the senders' line holds one word
+//!   (admitted count mod 2^40, limit) and a cached copy of the worker's release
+//!   count; the worker's own line holds the release count, which it bumps with a
+//!   plain store. Usage is admitted minus released. A sender checks against the
+//!   cached release count, which only lags, so it only overstates usage: an
+//!   admission on it is safe. When it says full, the sender reads the worker's
+//!   line and decides on that fresh figure, so a refusal is still genuine. The
+//!   probe (`src/admission/probe.rs`) is the core's, generic over the two kinds of shard:
+//!   a refusal's snapshot of a split shard is the pair (word, release count).
+//!   `accepted` is the release count plus usage, exact without any fold. The
+//!   price: usage is two words, so reading it takes a short retry loop
+//!   (release count, word, release count again), and only the owning worker may
+//!   release, which the pool guarantees.
+//! * **Send.** The sender takes a slot on its home shard, or on the next shard
+//!   with room, and then posts a message `{ request, reply sender or none,
+//!   posted at }` to that shard's mailbox. The envelope is the request plus two
+//!   words (24 bytes for a `u64` request): a cast has no reply sender (the null
+//!   pointer), and the post time is a raw clock reading. Every byte counts:
+//!   the mailbox copies the envelope in and out, and at 32 bytes a slot two
+//!   fit a cache line where three 40-byte slots straddled two. Because the
+//!   slot comes first, a mailbox never holds more than its share, and a post
+//!   never waits. A refusal hands the request back: `Overload(request)`, or
+//!   `Closed(request)` after shutdown.
+//! * **Mailbox** (`worker_pool/mailbox.rs`). A ring of `R` slots
+//!   (`R` the shard's share rounded up to a power of two), indexed by the
+//!   shard's *grant number*: the admission already numbers every message and
+//!   never lets more than the limit be in flight, so the sender of grant `g`
+//!   owns slot `g mod R` alone, writes the envelope and stores the slot's
+//!   stamp `g + 1`; the worker, whose count of messages taken equals the
+//!   release count, takes grant after grant once its stamp is there. No
+//!   second count: a crossbeam channel kept its own head and tail (a locked
+//!   instruction each per message, on lines of their own) on top of the
+//!   shard's. Consecutive grants are laid a stripe apart (16 stripes), so a
+//!   worker that keeps up with its senders reads lines they are done with.
+//!   A worker with nothing to take spins on the next stamp, then parks;
+//!   the sender, after its stamp, reads `sleeping` and unparks it. The two
+//!   sides are a Dekker pair on the shard's word (the admitting CAS, the
+//!   worker's usage read) and `sleeping`, all `SeqCst`, no dearer on x86
+//!   than `AcqRel`; loom, which treats `SeqCst` accesses as `AcqRel`, gets
+//!   `SeqCst` fences there instead, and its model (d) deadlocks if the
+//!   sender's is taken out. This is the crate's one `unsafe` module (the
+//!   slots are `MaybeUninit` cells handed over by that protocol); each use has
+//!   its `SAFETY` reasoning, and its unit tests run under miri in CI.
+//! * **Handle.** Each worker takes its mailbox in FIFO order. It frees the slot
+//!   when the handler returns and *before* it delivers the reply, so a caller
+//!   holding its reply already sees its slot free. Usage counts the messages
+//!   queued plus the one being handled.
+//! * **Panics.** Handlers run under `catch_unwind`. The worker is dropped (its
+//!   state is unknown) and its shard's limit set to 0, so the probe sends new
+//!   work to the other shards and, if every shard is down, refuses at once with
+//!   `Overload`: nothing waits behind a worker that may never run. The
+//!   factory is called at once, before the caller hears `WorkerPanicked`; a new
+//!   worker goes on with the rest of the mailbox and its shard admits again.
+//!   Nothing queued is lost, unlike Erlang sidejob, where a crashed worker loses
+//!   its mailbox. A factory that panics too is retried after 1 ms, then 2, 4,
+//!   ... ms, doubling to 100 ms (`worker_pool/restart.rs`).
+//! * **Restart intensity,** as OTP's: a worker's death and each failed factory
+//!   call count as restarts, and a shard that needed more than `max_restarts`
+//!   within `restart_window` (10 in 10 s by default; `max_restarts(0)` never
+//!   restarts) stays down for the pool's life. It answers what is left in its
+//!   mailbox without a worker: calls get `ShardDown` with their request back
+//!   (they never ran: a caller may retry, and the other shards still admit),
+//!   casts are counted as skipped. So does a shard whose worker cannot be
+//!   rebuilt when the pool closes, except that its callers get `Closed`.
+//! * **User values dropped under the guard.** Every user value the worker
+//!   lets go of (a request skipped after its caller timed out, a reply whose
+//!   caller no longer waits, a worker that panicked, a panic's payload) is
+//!   dropped under `catch_unwind`: a `Drop` that panics costs the value, never
+//!   the thread. Should the thread unwind all the same, the loop catches it,
+//!   puts the shard down for good, and goes on answering its mailbox until the
+//!   pool shuts down, so no admitted message waits behind a dead thread
+//!   (`tests/worker_pool/panicking_drops.rs`). `WorkerShardStats::up`
+//!   and `WorkerPoolStats::shards_down` show which shards are down. A rebuilt
+//!   worker reopens its shard under the pool's limits lock, and never once
+//!   shutdown has begun, so shutdown's zero limits stay.
+//! * **Timeouts.** A timed-out caller drops its end of the reply slot. A worker
+//!   that reaches a call whose caller has gone skips it (counted in `skipped`).
+//!   A call already running finishes, and its reply is dropped. Either way the
+//!   slot is freed exactly once, by the worker. A dropped `call_async` future
+//!   behaves the same.
+//! * **Shutdown.** Mark the pool closed, set every shard's limit to 0 (every
+//!   later send is refused, and a refusal on a closed pool is reported as
+//!   `Closed`), and stop every mailbox (a flag, and a wake-up). A worker exits
+//!   once its mailbox is stopped and its shard's usage is zero. A sender that took a
+//!   slot before the shutdown but had not posted yet still holds the slot, so the
+//!   worker waits for its message and handles it. Every admitted message is
+//!   handled, every caller answered, and then `terminate` runs. The pool counts
+//!   its running worker threads (a mutex and a condition variable each thread
+//!   signals as it ends, however it ends). `shutdown` closes the pool once;
+//!   called from outside, it then waits, holding no lock, until no worker
+//!   runs, and joins the ended threads; called from one of the pool's own
+//!   handlers (a thread-local says which pool a worker thread serves), it
+//!   returns at once: that worker cannot end while its handler runs, and two
+//!   handlers waiting for each other's workers would never return. So any
+//!   number of calls, from handlers and from outside at once, all return, and
+//!   each call from outside returns only once every admitted message was
+//!   handled (`tests/worker_pool/shutdown_anywhere.rs`, loom model (z)).
+//!   Dropping the pool shuts it down.
+//! * **Stats.** Per-shard counters written by the worker alone (`Relaxed`), and
+//!   hdrhistogram histograms of queue wait (post → handler start) and handling
+//!   time. Timestamps are raw readings of a `quanta::Clock` (the TSC: one
+//!   instruction, where `Instant::now()` cost 31 ns here and quanta's scaled
+//!   global clock 12 ns), turned into durations only when recorded. The sender
+//!   pays one read for the post time. A busy worker pays one per message,
+//!   because it reuses the previous handler's finish time as the next start when
+//!   the message was already queued. The worker keeps its samples in a local
+//!   batch and records it under the shard's histogram mutex when the batch is
+//!   full (64 samples), before every reply (so a caller holding its reply sees
+//!   its own sample and those of the casts before it), before it waits for
+//!   mail, and at exit: no lock and no histogram work per message while busy.
+//!   A pool times one message in 16 by default (`DEFAULT_LATENCY_SAMPLE_EVERY`;
+//!   `latency_sample_every(n)` sets it, `1` times every message), chosen by the
+//!   grant number the admission CAS returns, so an untimed message reads no
+//!   clock on either side; the counts stay exact. The reason is the clock: a
+//!   TSC read costs 11 ns on the benchmark VM, a third of a raw channel's whole
+//!   per-message cost, so timing every message cannot stay within 1.3x of the
+//!   channel (benchmarks/history.md, "One message in 16 timed by default"). The sample
+//!   is systematic, every 16th grant per shard: its percentiles describe the
+//!   stream unless latencies repeat with a period of 16 messages.
+//!
+//! The loom models run this protocol with the mailbox ring itself (its atomics,
+//! cells, lock and park/unpark come from `src/sync.rs`, so loom checks every
+//! access to the slots) and a loom-aware stand-in for the reply channel
+//! (`reply.rs` has two backends).
+//! Loom reports a deadlock if any caller could wait forever. A worker that
+//! stops without waiting for in-flight slots, or a sender that misses a
+//! sleeping worker, for example, is caught that way.
 
 mod builder;
 #[cfg(not(sidejob_loom))]

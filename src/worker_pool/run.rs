@@ -306,7 +306,7 @@ where
             queue_wait,
             handling,
         } = &mut *latency;
-        batch.record_into(&self.shared.clock, queue_wait, handling);
+        batch.record_into(crate::clock::clock(), queue_wait, handling);
     }
 
     /// The worker panicked: it is gone, and the shard admits nothing until

@@ -7,7 +7,6 @@ use std::time::Duration;
 // TSC-based where the CPU's counter is invariant: a raw read is one
 // instruction instead of a system call's tens of nanoseconds, and the pool
 // reads it for every timed message.
-use quanta::Clock;
 
 use crossbeam_utils::CachePadded;
 
@@ -40,8 +39,6 @@ pub(super) struct Shared<W: Worker> {
     pub(super) mailboxes: Box<[Arc<Mailbox<Envelope<W>>>]>,
     pub(super) closed: AtomicBool,
     pub(super) call_timeout: Duration,
-    /// Times the sampled messages.
-    pub(super) clock: Clock,
     /// Time the messages whose grant number has these bits clear (the
     /// sampling interval, a power of two, minus one).
     pub(super) sample_mask: u64,
@@ -198,7 +195,7 @@ impl<W: Worker> Shared<W> {
     /// A raw reading of the clock, never [`UNTIMED`].
     #[inline]
     pub(super) fn now(&self) -> Ticks {
-        UNTIMED.saturating_add(self.clock.raw().max(1))
+        UNTIMED.saturating_add(crate::clock::clock().raw().max(1))
     }
 
     #[cold]

@@ -6,14 +6,16 @@
 //! interval early, and the reaper allows that interval on top of
 //! `idle_timeout`, so it never reaps an object too soon. Lifetimes, which
 //! must never be overrun, are checked against the precise clock.
+//!
+//! Readings come from the process's one clock ([`crate::clock`]).
 
-use std::time::Instant;
-
+use crate::clock::clock;
 use crate::sync::{AtomicU64, Ordering};
 
 #[derive(Debug)]
 pub(in crate::object_pool) struct PoolClock {
-    origin: Instant,
+    /// The process clock's raw reading when the pool was built.
+    origin: u64,
     /// The last tick; written by the maintainer only, so it can share a
     /// read-mostly cache line.
     coarse: AtomicU64,
@@ -22,7 +24,7 @@ pub(in crate::object_pool) struct PoolClock {
 impl PoolClock {
     pub(in crate::object_pool) fn new() -> Self {
         PoolClock {
-            origin: Instant::now(),
+            origin: clock().raw(),
             coarse: AtomicU64::new(0),
         }
     }
@@ -36,7 +38,10 @@ impl PoolClock {
 
     /// The time now.
     pub(in crate::object_pool) fn precise(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+        let clock = clock();
+        clock
+            .delta_as_nanos(self.origin, clock.raw())
+            .min(u64::MAX - 1)
     }
 
     /// Reads the time now and publishes it as the coarse reading.

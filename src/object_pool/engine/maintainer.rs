@@ -181,7 +181,7 @@ impl<M: Manager> PoolShared<M> {
     pub(in crate::object_pool) fn maintain(
         &self,
         init_size: usize,
-        started: crossbeam_channel::Sender<()>,
+        started: std::sync::mpsc::SyncSender<()>,
     ) {
         self.create_initial(init_size);
         drop(started);

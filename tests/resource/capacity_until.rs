@@ -1,0 +1,160 @@
+//! A capacity good until a deadline (`CapacityLease::set_until`): past
+//! it, the first acquire lowers the capacity to the fallback itself, so
+//! threads that resume together after a pause admit nothing on the stale
+//! capacity; a renewal before the deadline keeps it; `set_capacity`, once
+//! the lease is dropped, ends it. The sleeps let deadlines pass, with wide margins.
+
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use sidejob::{Overload, Resource};
+
+const SHORT: Duration = Duration::from_millis(50);
+
+fn resource(capacity: usize, shards: usize) -> Arc<Resource> {
+    Arc::new(
+        Resource::builder()
+            .capacity(capacity)
+            .shards(shards)
+            .build()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn past_the_deadline_the_first_acquire_lowers_the_capacity_to_the_fallback() {
+    let resource = resource(1, 2);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(4, Instant::now() + SHORT, 1)
+        .unwrap();
+    let held: Vec<_> = (0..4).map(|_| resource.try_acquire().unwrap()).collect();
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    drop(held);
+    thread::sleep(SHORT * 3);
+    assert_eq!(resource.capacity(), 4, "nothing runs until an acquire");
+    let permit = resource.try_acquire().unwrap();
+    assert_eq!(resource.capacity(), 1);
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    drop(permit);
+    let owned = resource;
+    let permit = owned.try_acquire_owned().unwrap();
+    assert!(owned.try_acquire_owned().is_err(), "owned permits too");
+    drop(permit);
+}
+
+#[test]
+fn a_deadline_already_past_sets_the_fallback_at_once() {
+    let resource = resource(3, 1);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(8, Instant::now() - SHORT, 2)
+        .unwrap();
+    assert_eq!(resource.capacity(), 2);
+}
+
+#[test]
+fn a_renewal_before_the_deadline_keeps_the_capacity() {
+    let resource = resource(1, 1);
+    for _ in 0..4 {
+        resource
+            .lease_capacity()
+            .unwrap()
+            .set_until(3, Instant::now() + SHORT * 4, 0)
+            .unwrap();
+        thread::sleep(SHORT);
+        let held: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
+        assert_eq!(resource.capacity(), 3);
+        drop(held);
+    }
+}
+
+#[test]
+fn set_capacity_ends_the_deadline() {
+    let resource = resource(1, 1);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(3, Instant::now() + SHORT, 0)
+        .unwrap();
+    resource.set_capacity(2).unwrap();
+    thread::sleep(SHORT * 3);
+    let held: Vec<_> = (0..2).map(|_| resource.try_acquire().unwrap()).collect();
+    assert_eq!(resource.capacity(), 2);
+    drop(held);
+}
+
+#[test]
+fn held_permits_are_not_revoked_and_nothing_more_is_admitted() {
+    let resource = resource(1, 2);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(4, Instant::now() + SHORT, 1)
+        .unwrap();
+    let held: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
+    thread::sleep(SHORT * 3);
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    assert_eq!((resource.capacity(), resource.usage()), (1, 3));
+    drop(held);
+    assert!(resource.try_acquire().is_ok());
+}
+
+/// Threads that all pass a barrier after the deadline, as a stopped
+/// process's threads resume together: together they get at most the
+/// fallback, never the stale capacity.
+#[test]
+fn threads_resuming_together_past_the_deadline_get_at_most_the_fallback() {
+    for _ in 0..20 {
+        let resource = resource(1, 4);
+        resource
+            .lease_capacity()
+            .unwrap()
+            .set_until(16, Instant::now() + SHORT / 5, 2)
+            .unwrap();
+        let barrier = Arc::new(Barrier::new(8));
+        let granted = Arc::new(Mutex::new(Vec::new()));
+        thread::sleep(SHORT);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (resource, barrier) = (Arc::clone(&resource), Arc::clone(&barrier));
+                let granted = Arc::clone(&granted);
+                thread::spawn(move || {
+                    barrier.wait();
+                    if let Ok(permit) = resource.try_acquire_owned() {
+                        granted.lock().unwrap().push(permit);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(granted.lock().unwrap().len(), 2, "exactly the fallback");
+        assert_eq!(resource.capacity(), 2);
+    }
+}
+
+#[test]
+fn a_fallback_too_large_is_an_error_naming_capacity_and_changes_nothing() {
+    let resource = resource(2, 1);
+    let error = resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(4, Instant::now() + SHORT, usize::MAX)
+        .unwrap_err();
+    assert_eq!(error.setting(), "capacity");
+    let error = resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(usize::MAX, Instant::now() + SHORT, 1)
+        .unwrap_err();
+    assert_eq!(error.setting(), "capacity");
+    thread::sleep(SHORT * 3);
+    let held: Vec<_> = (0..2).map(|_| resource.try_acquire().unwrap()).collect();
+    assert_eq!(resource.capacity(), 2);
+    drop(held);
+}

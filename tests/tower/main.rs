@@ -1,0 +1,20 @@
+//! The tower layers: `ShedLayer` and `HttpShedLayer` in front of services and real HTTP servers.
+//!
+//! One test binary for the face, a module per behaviour (the file names
+//! say which); the helpers shared by every binary are in `tests/support/`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod adaptive;
+mod http_metrics;
+mod http_permit_paths;
+mod http_priority;
+mod http_response_end;
+mod http_server;
+mod http_shed;
+mod http_upgrade;
+mod pending_inner;
+mod prioritized_server;
+mod shed_contract;
+mod unused_permit;
