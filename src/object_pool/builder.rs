@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::admission::Sizing;
 use crate::error::BuildError;
 use crate::rates::Rates;
-use crate::sync::{check_thread_name, Mutex};
+use crate::sync::check_thread_name;
 
 use super::config::{max_size_error, PoolConfig};
 use super::engine::Hooks;
@@ -521,16 +521,6 @@ impl<M: Manager> ObjectPoolBuilder<M> {
     /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
     /// ```
     pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
-        let engine = self.validated()?.engine();
-        let pool = ObjectPool {
-            shared: engine.shared,
-            rates: engine.rates,
-            maintainer: Mutex::new(None),
-            name: engine.name,
-        };
-        if engine.init_size > 0 || engine.config.needs_maintainer() {
-            pool.start_maintainer(engine.init_size)?;
-        }
-        Ok(pool)
+        ObjectPool::start(self.validated()?.engine())
     }
 }

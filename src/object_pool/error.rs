@@ -1,12 +1,10 @@
-//! Why a take failed ([`TakeError`]), and a pool refused by a group
-//! ([`DuplicatePool`]), handed back.
+//! Why a take failed ([`TakeError`]), shared by both pool faces (a pool
+//! refused by a group, `DuplicatePool`, is the blocking face's:
+//! `blocking/group.rs`).
 
 use std::fmt;
 
-use super::manager::Manager;
-use super::ObjectPool;
-
-/// Why an [`ObjectPool`] take failed.
+/// Why an [`ObjectPool`](crate::ObjectPool) take failed.
 ///
 /// `E` is the manager's [`Error`](crate::Manager::Error).
 ///
@@ -87,69 +85,3 @@ impl<E: std::error::Error + 'static> std::error::Error for TakeError<E> {
         }
     }
 }
-
-/// [`PoolGroup::add_pool`](crate::PoolGroup::add_pool) found a member under
-/// the same key; holds the key and the pool that were not added.
-///
-/// # Examples
-///
-/// ```
-/// # struct Conns;
-/// # impl sidejob::Manager for Conns {
-/// #     type Object = u8;
-/// #     type Error = std::io::Error;
-/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-/// # }
-/// let group = sidejob::PoolGroup::new();
-/// let build = || sidejob::ObjectPool::builder(Conns).max_size(1).build();
-/// group.add_pool("a", build()?)?;
-/// let refused = group.add_pool("a", build()?).unwrap_err();
-/// assert_eq!(refused.to_string(), "a pool with this key is already in the group");
-/// let (key, pool) = refused.into_inner(); // the pool is handed back
-/// assert_eq!((key, pool.max_size()), ("a", 1));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct DuplicatePool<K, M: Manager> {
-    key: K,
-    pool: ObjectPool<M>,
-}
-
-impl<K, M: Manager> DuplicatePool<K, M> {
-    pub(super) fn new(key: K, pool: ObjectPool<M>) -> Self {
-        DuplicatePool { key, pool }
-    }
-
-    /// The key already in use.
-    ///
-    /// # Examples
-    ///
-    /// See [`DuplicatePool`].
-    pub fn key(&self) -> &K {
-        &self.key
-    }
-
-    /// The key and the pool that were not added.
-    ///
-    /// # Examples
-    ///
-    /// See [`DuplicatePool`].
-    pub fn into_inner(self) -> (K, ObjectPool<M>) {
-        (self.key, self.pool)
-    }
-}
-
-impl<K: fmt::Debug, M: Manager> fmt::Debug for DuplicatePool<K, M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DuplicatePool")
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<K, M: Manager> fmt::Display for DuplicatePool<K, M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a pool with this key is already in the group")
-    }
-}
-
-impl<K: fmt::Debug, M: Manager> std::error::Error for DuplicatePool<K, M> {}

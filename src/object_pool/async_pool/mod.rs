@@ -655,6 +655,6 @@ impl<M: AsyncManager> fmt::Debug for AsyncObjectPool<M> {
 
 impl<M: AsyncManager> crate::metered::Metered for AsyncObjectPool<M> {
     fn snapshot(&self) -> crate::metered::Snapshot {
-        super::metered::pool_snapshot(self.name(), &self.status(), &self.stats(), &self.rates())
+        super::blocking::pool_snapshot(self.name(), &self.status(), &self.stats(), &self.rates())
     }
 }

@@ -6,11 +6,9 @@
 //!   and the cell a guard holds it in;
 //! * `idle_stacks.rs`, `tag_shelf.rs`: where idle objects wait, untagged
 //!   and tagged;
-//! * `take.rs` (the fast pop, stealing, the cold take), `bounded_check.rs`
-//!   (a take's check on a helper thread, by its deadline), `give_back.rs`
+//! * `take.rs` (the fast pop, stealing, the cold take), `give_back.rs`
 //!   (returns), `waiters.rs` and `wait_queue.rs` (waiting and the slot
-//!   hand-off), `create.rs` and `pending_create.rs` (creations, bounded on
-//!   helper threads), `destroy.rs`, `sweep.rs` (close, retire, shrink),
+//!   hand-off), `create.rs` (creations), `destroy.rs`, `sweep.rs` (close, retire, shrink),
 //!   `reconfigure.rs`, `report.rs` (status, stats, the rates sample);
 //! * `maintainer.rs` (refill, reaping, replenishment), its wake signal
 //!   `maintainer_wake.rs`, and `backoff.rs`, how long it waits after a
@@ -20,11 +18,11 @@
 //!
 //! The engine depends on the pool's vocabulary one level up (`config.rs`,
 //! `error.rs`, `manager.rs`, `tags/tag.rs`), never on a face; the blocking
-//! face (`ObjectPool`, its builder, guards, groups and lifecycle),
-//! `async_pool/` and `tags/` (tagged takes) drive it.
+//! faces, `blocking/` and `async_pool/`, drive it; it is generic over the
+//! hooks alone (`Hooks`, `TagHooks`): what calls a `Manager` directly or
+//! waits on a thread is the blocking face's.
 
 mod backoff;
-mod bounded_check;
 mod clock;
 mod create;
 mod destroy;
@@ -35,7 +33,6 @@ mod idle_stacks;
 mod maintainer;
 mod maintainer_wake;
 mod member;
-mod pending_create;
 mod reconfigure;
 mod report;
 mod shared;
@@ -45,18 +42,15 @@ mod take;
 mod wait_queue;
 mod waiters;
 
-// What only the async face (feature `tokio`) drives the engine with.
-#[cfg(feature = "tokio")]
+// What the faces drive the engine with.
 pub(super) use backoff::RefillBackoff;
+pub(super) use create::Made;
 pub(super) use held::Held;
 pub(super) use hooks::{Hooks, TagHooks};
-#[cfg(feature = "tokio")]
 pub(super) use maintainer::{Background, Refill, RefillFailed};
-#[cfg(feature = "tokio")]
 pub(super) use maintainer_wake::Wake;
 pub(super) use member::MemberBox;
 pub(super) use shared::{bump, PoolShared};
 pub(super) use tag_shelf::{tag_of, TagShelf};
 pub(super) use wait_queue::{Handoff, WaitCell};
-#[cfg(feature = "tokio")]
 pub(super) use waiters::{Joined, Served};

@@ -5,10 +5,10 @@
 //! * `tag.rs`: [`PoolTag`], what a tag is;
 //! * the tag shelf, where idle tagged objects wait, by tag, by group and in
 //!   least recently used order, is the engine's (`engine/tag_shelf.rs`);
-//! * `take.rs`: [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged)
-//!   and the lookup order behind it.
+//! * the blocking face's tagged take,
+//!   [`ObjectPool::take_tagged`](crate::ObjectPool::take_tagged), and the
+//!   lookup order behind it, are in `blocking/tagged_take.rs`.
 
 mod tag;
-mod take;
 
 pub use tag::PoolTag;

@@ -8,17 +8,17 @@ use std::time::{Duration, Instant};
 
 use crate::sync::Ordering;
 
-use super::super::engine::Handoff;
-use super::super::engine::MemberBox;
-use super::super::engine::TagHooks;
-use super::super::engine::{bump, PoolShared};
-use super::super::engine::{tag_of, TagShelf};
-use super::super::error::TakeError;
-use super::super::manager::TaggedManager;
-use super::super::owned_pooled::OwnedPooled;
-use super::super::pooled::Pooled;
-use super::super::ObjectPool;
-use super::tag::PoolTag;
+use super::owned_pooled::OwnedPooled;
+use super::pooled::Pooled;
+use super::ObjectPool;
+use crate::object_pool::engine::Handoff;
+use crate::object_pool::engine::MemberBox;
+use crate::object_pool::engine::TagHooks;
+use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::{tag_of, TagShelf};
+use crate::object_pool::error::TakeError;
+use crate::object_pool::manager::TaggedManager;
+use crate::object_pool::tags::PoolTag;
 
 impl<M: TaggedManager> ObjectPool<M> {
     /// Takes an object tagged `tag`, waiting up to `timeout`; CouchDB's

@@ -6,14 +6,17 @@ use std::sync::Arc;
 use crate::error::BuildError;
 use crate::sync::{is_current, lock, spawn_named};
 
-use super::config::PoolConfig;
-use super::manager::Manager;
 use super::ObjectPool;
+use crate::object_pool::config::PoolConfig;
+use crate::object_pool::manager::Manager;
 
 impl<M: Manager> ObjectPool<M> {
     /// Starts the maintainer thread unless it runs already, and waits until
     /// it has made `init_size` objects.
-    pub(super) fn start_maintainer(&self, init_size: usize) -> Result<(), BuildError> {
+    pub(in crate::object_pool) fn start_maintainer(
+        &self,
+        init_size: usize,
+    ) -> Result<(), BuildError> {
         let mut maintainer = lock(&self.maintainer);
         if maintainer.is_some() {
             return Ok(());

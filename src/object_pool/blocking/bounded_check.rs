@@ -19,12 +19,12 @@ use std::time::Instant;
 
 use crate::sync::spawn_named;
 
-use super::super::error::TakeError;
-use super::super::manager::Manager;
-use super::hooks::Hooks;
-use super::member::MemberBox;
 use super::pending_create::PendingCreate;
-use super::shared::{bump, PoolShared};
+use crate::object_pool::engine::Hooks;
+use crate::object_pool::engine::MemberBox;
+use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::error::TakeError;
+use crate::object_pool::manager::Manager;
 
 /// What a check on a helper thread answers: the object, whether it works
 /// (or the check's panic), and the core, handed back with them (see

@@ -5,12 +5,12 @@
 use crate::metered::{Metered, Snapshot};
 use crate::rates::RateStats;
 
-use super::manager::Manager;
-use super::status::{ObjectPoolStats, PoolStatus};
 use super::ObjectPool;
+use crate::object_pool::manager::Manager;
+use crate::object_pool::status::{ObjectPoolStats, PoolStatus};
 
 /// A pool's figures, whichever face.
-pub(super) fn pool_snapshot(
+pub(in crate::object_pool) fn pool_snapshot(
     name: &str,
     status: &PoolStatus,
     stats: &ObjectPoolStats,

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use crate::sync::{lock, Ordering};
 
-use super::engine::{bump, PoolShared};
-use super::engine::{Handoff, WaitCell};
-use super::error::TakeError;
-use super::manager::Manager;
 use super::owned_pooled::OwnedPooled;
 use super::ObjectPool;
+use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::{Handoff, WaitCell};
+use crate::object_pool::error::TakeError;
+use crate::object_pool::manager::Manager;
 
 /// Where the group's waiter is queued: each member's index and key.
 type Queued = Vec<(usize, u64)>;
@@ -22,7 +22,7 @@ type Queued = Vec<(usize, u64)>;
 ///
 /// A wait is counted (with its time, and its timeout if it has one) at the
 /// first member it queued at, in the order given.
-pub(super) fn wait_at_any<M: Manager>(
+pub(in crate::object_pool) fn wait_at_any<M: Manager>(
     pools: &[&Arc<ObjectPool<M>>],
     deadline: Option<Instant>,
 ) -> Result<OwnedPooled<M>, TakeError<M::Error>> {

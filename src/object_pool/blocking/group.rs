@@ -18,12 +18,12 @@ use arc_swap::ArcSwap;
 
 use crate::sync::{lock, Mutex};
 
-use super::error::{DuplicatePool, TakeError};
 use super::group_wait::wait_at_any;
-use super::manager::Manager;
 use super::owned_pooled::OwnedPooled;
-use super::status::PoolStatus;
 use super::ObjectPool;
+use crate::object_pool::error::TakeError;
+use crate::object_pool::manager::Manager;
+use crate::object_pool::status::PoolStatus;
 
 /// How [`PoolGroup::remove_pool`] lets a member pool go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -462,3 +462,69 @@ fn random_start(len: usize) -> usize {
         ((u128::from(wide >> 32) * len as u128) >> 32) as usize
     })
 }
+
+/// [`PoolGroup::add_pool`](crate::PoolGroup::add_pool) found a member under
+/// the same key; holds the key and the pool that were not added.
+///
+/// # Examples
+///
+/// ```
+/// # struct Conns;
+/// # impl sidejob::Manager for Conns {
+/// #     type Object = u8;
+/// #     type Error = std::io::Error;
+/// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
+/// # }
+/// let group = sidejob::PoolGroup::new();
+/// let build = || sidejob::ObjectPool::builder(Conns).max_size(1).build();
+/// group.add_pool("a", build()?)?;
+/// let refused = group.add_pool("a", build()?).unwrap_err();
+/// assert_eq!(refused.to_string(), "a pool with this key is already in the group");
+/// let (key, pool) = refused.into_inner(); // the pool is handed back
+/// assert_eq!((key, pool.max_size()), ("a", 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DuplicatePool<K, M: Manager> {
+    key: K,
+    pool: ObjectPool<M>,
+}
+
+impl<K, M: Manager> DuplicatePool<K, M> {
+    pub(super) fn new(key: K, pool: ObjectPool<M>) -> Self {
+        DuplicatePool { key, pool }
+    }
+
+    /// The key already in use.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn key(&self) -> &K {
+        &self.key
+    }
+
+    /// The key and the pool that were not added.
+    ///
+    /// # Examples
+    ///
+    /// See [`DuplicatePool`].
+    pub fn into_inner(self) -> (K, ObjectPool<M>) {
+        (self.key, self.pool)
+    }
+}
+
+impl<K: fmt::Debug, M: Manager> fmt::Debug for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DuplicatePool")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, M: Manager> fmt::Display for DuplicatePool<K, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a pool with this key is already in the group")
+    }
+}
+
+impl<K: fmt::Debug, M: Manager> std::error::Error for DuplicatePool<K, M> {}
