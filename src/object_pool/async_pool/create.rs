@@ -8,12 +8,11 @@
 
 use std::time::Instant;
 
-use crate::sync::Ordering;
-
-use super::super::engine::{bump, PoolShared};
+use super::super::engine::PoolShared;
 use super::super::engine::{Background, MemberBox};
 use super::super::error::TakeError;
 use super::manager::{AsyncManaged, AsyncManager};
+use crate::object_pool::engine::Counted;
 
 /// The slot of a creation in flight, freed if the creation does not
 /// finish (dropped, timed out, panicked); counted in `creating` meanwhile.
@@ -25,7 +24,7 @@ struct CreatingSlot<'a, M: AsyncManager> {
 
 impl<'a, M: AsyncManager> CreatingSlot<'a, M> {
     fn new(shared: &'a PoolShared<AsyncManaged<M>>, shard: usize) -> Self {
-        shared.counters.creating.fetch_add(1, Ordering::Relaxed);
+        shared.creating_started();
         CreatingSlot {
             shared,
             shard,
@@ -42,10 +41,10 @@ impl<'a, M: AsyncManager> CreatingSlot<'a, M> {
 impl<M: AsyncManager> Drop for CreatingSlot<'_, M> {
     fn drop(&mut self) {
         let shared = self.shared;
-        shared.counters.creating.fetch_sub(1, Ordering::Relaxed);
+        shared.creating_ended();
         if self.armed {
             if std::thread::panicking() {
-                bump(&shared.counters.create_failures);
+                shared.count(Counted::CreateFailure);
             }
             shared.free_slot(self.shard);
         }
@@ -65,15 +64,14 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let bound = self
-            .config
-            .load()
+            .config()
             .create_timeout
             .and_then(|timeout| Instant::now().checked_add(timeout));
         let limit = deadline.into_iter().chain(bound).min();
         let slot = CreatingSlot::new(self, shard);
         let made = {
             // Declared inside the slot's scope: dropped first.
-            let create = self.manager.0.create();
+            let create = self.manager().0.create();
             match limit {
                 None => Some(create.await),
                 Some(limit) => tokio::time::timeout_at(limit.into(), create).await.ok(),
@@ -81,13 +79,13 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         };
         let Some(made) = made else {
             drop(slot);
-            bump(&self.counters.create_failures);
-            bump(&self.counters.create_timeouts);
+            self.count(Counted::CreateFailure);
+            self.count(Counted::CreateTimeout);
             return Err(
                 if bound.is_some_and(|bound| deadline.is_none_or(|deadline| bound <= deadline)) {
                     TakeError::CreateTimeout
                 } else {
-                    bump(&self.counters.timeouts);
+                    self.count(Counted::Timeout);
                     TakeError::Timeout
                 },
             );
@@ -104,7 +102,7 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let made = self.create_async(shard, deadline).await;
         if made.is_ok() {
-            bump(&self.counters.direct_takes);
+            self.count(Counted::DirectTake);
         }
         made
     }
@@ -112,10 +110,10 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
     /// Makes one object in the background and keeps it, unless the pool
     /// is full or closed.
     pub(super) async fn create_idle_async(&self) -> Background {
-        if self.gate.closed.load(Ordering::Relaxed) {
+        if self.is_closed() {
             return Background::NoRoom;
         }
-        let Ok(shard) = self.slots.admit_from(self.home()) else {
+        let Ok(shard) = self.admit_slot(self.home()) else {
             return Background::NoRoom;
         };
         match self.create_async(shard, None).await {

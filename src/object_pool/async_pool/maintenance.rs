@@ -42,7 +42,7 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             drop(shared);
             tokio::task::yield_now().await;
             let woken = poll_fn(|cx| match core.upgrade() {
-                Some(shared) => shared.maintenance.poll_wake(cx, pause),
+                Some(shared) => shared.maintenance().poll_wake(cx, pause),
                 None => Poll::Ready(Wake::Stop),
             });
             if let Ok(Wake::Stop) = tokio::time::timeout(pause.length(), woken).await {

@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use crate::error::BuildError;
 use crate::rates::{RateStats, Rates};
-use crate::sync::Ordering;
 
 use super::builder::ObjectPoolBuilder;
 use super::config::PoolConfig;
 use super::engine::PoolShared;
 use super::error::TakeError;
 use super::status::{ObjectPoolStats, PoolStatus};
+use crate::object_pool::engine::Counted;
 pub use manager::{AsyncManaged, AsyncManager, AsyncTaggedManager};
 pub use pooled::{AsyncOwnedPooled, AsyncPooled};
 use take::{Take, TakeWatch};
@@ -164,10 +164,10 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     ) -> impl Future<Output = Result<AsyncPooled<'_, M>, TakeError<M::Error>>> + Send + '_ {
         let shared = &*self.shared;
         Take::new(shared, move |home, popped| async move {
-            let watch = TakeWatch::new(&shared.counters.cancelled);
+            let watch = TakeWatch::new(shared.cancelled_takes());
             let taken = shared.take_now(home, popped, None).await;
             if let Err(TakeError::Overload) = taken {
-                super::engine::bump(&shared.counters.rejected);
+                shared.count(Counted::Rejected);
             }
             watch.finish(taken.map(|member| (member, home)))
         })
@@ -228,7 +228,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     ) -> impl Future<Output = Result<AsyncPooled<'_, M>, TakeError<M::Error>>> + Send + '_ {
         let shared = &*self.shared;
         Take::new(shared, move |home, popped| async move {
-            let watch = TakeWatch::new(&shared.counters.cancelled);
+            let watch = TakeWatch::new(shared.cancelled_takes());
             // The deadline is read here, on a miss only.
             let deadline = Instant::now().checked_add(timeout);
             let taken = shared.take_waiting(home, popped, deadline).await;
@@ -428,7 +428,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn config(&self) -> PoolConfig {
-        PoolConfig::clone(&self.shared.config.load())
+        PoolConfig::clone(&self.shared.config())
     }
 
     /// Changes the limits and timers while the pool runs, as
@@ -569,7 +569,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.shared.gate.closed.load(Ordering::Relaxed)
+        self.shared.is_closed()
     }
 
     /// The most objects the pool holds at once.
@@ -590,7 +590,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn max_size(&self) -> usize {
-        self.shared.slots.capacity()
+        self.shared.max_size()
     }
 
     /// The number of shards (idle stacks and slot shards).
@@ -611,7 +611,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.idle.len()
+        self.shared.idle_count()
     }
 
     /// The manager the pool was built with.
@@ -633,13 +633,13 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn manager(&self) -> &M {
-        &self.shared.manager.0
+        &self.shared.manager().0
     }
 }
 
 impl<M: AsyncManager> Drop for AsyncObjectPool<M> {
     fn drop(&mut self) {
-        self.shared.maintenance.stop();
+        self.shared.maintenance().stop();
         self.shared.close_on_drop();
     }
 }

@@ -78,7 +78,7 @@ impl<'a, M: AsyncManager> AsyncPooled<'a, M> {
         home: usize,
     ) -> Self {
         // Where the object goes back: the taker's home stack.
-        member.home = home;
+        member.set_home(home);
         AsyncPooled {
             pool,
             held: Held::new(member),

@@ -88,7 +88,7 @@ impl<M: AsyncTaggedManager> AsyncObjectPool<M> {
         timeout: Duration,
     ) -> Result<AsyncPooled<'_, M>, TakeError<M::Error>> {
         let shared = &*self.shared;
-        let watch = TakeWatch::new(&shared.counters.cancelled);
+        let watch = TakeWatch::new(shared.cancelled_takes());
         let taken = shared.take_tagged_async(tag, timeout).await;
         watch.finish(taken.map(|member| AsyncPooled::new(shared, member, shared.home())))
     }
@@ -171,7 +171,7 @@ impl<M: AsyncTaggedManager> PoolShared<AsyncManaged<M>> {
             shared: self,
             held: Held::new(idle),
         };
-        let taught = self.manager.0.tag(teaching.held.object_mut(), tag).await;
+        let taught = self.manager().0.tag(teaching.held.object_mut(), tag).await;
         let mut idle = teaching.held.take_member();
         match taught {
             Ok(()) => {

@@ -22,12 +22,13 @@ use crate::sync::{AtomicU64, Ordering};
 
 use super::super::engine::Held;
 use super::super::engine::MemberBox;
-use super::super::engine::{bump, PoolShared};
+use super::super::engine::PoolShared;
 use super::super::engine::{Handoff, WaitCell};
 use super::super::engine::{Joined, Served};
 use super::super::error::TakeError;
 use super::manager::{AsyncManaged, AsyncManager};
 use super::AsyncPooled;
+use crate::object_pool::engine::Counted;
 
 /// Counts a take future dropped after its first poll and before it
 /// finished.
@@ -84,11 +85,11 @@ impl<M: AsyncManager> Drop for FoundIdle<'_, M> {
     fn drop(&mut self) {
         if let Some(member) = self.held.take() {
             if std::thread::panicking() {
-                bump(&self.shared.counters.discarded_pops);
-                bump(&self.shared.counters.failed_take_checks);
+                self.shared.count(Counted::DiscardedPop);
+                self.shared.count(Counted::FailedTakeCheck);
                 let _ = self.shared.destroy(member);
             } else {
-                let home = member.home;
+                let home = member.home();
                 self.shared.put_idle(member, home);
             }
         }
@@ -207,11 +208,11 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             return Err(None);
         };
         // `after_pop` is set whenever `check_on_take` is: one load decides.
-        if !self.gate.after_pop.load(Ordering::Relaxed) {
+        if !self.pops_need_care() {
             return Ok(member);
         }
         match self.after_pop(member, home, None) {
-            Some(member) if !self.gate.check_on_take.load(Ordering::Relaxed) => Ok(member),
+            Some(member) if !self.checks_on_take() => Ok(member),
             found => Err(found.map(|member| FoundIdle::new(self, member))),
         }
     }
@@ -227,11 +228,11 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         mut found: FoundIdle<'_, M>,
         deadline: Option<Instant>,
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
-        if !self.gate.check_on_take.load(Ordering::Relaxed) {
+        if !self.checks_on_take() {
             return Ok(Some(found.held.take_member()));
         }
         let works = {
-            let check = self.manager.0.check(found.held.object_mut());
+            let check = self.manager().0.check(found.held.object_mut());
             match deadline {
                 None => Some(check.await),
                 Some(deadline) => tokio::time::timeout_at(deadline.into(), check).await.ok(),
@@ -241,11 +242,11 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         if works == Some(true) {
             return Ok(Some(member));
         }
-        bump(&self.counters.discarded_pops);
-        bump(&self.counters.failed_take_checks);
+        self.count(Counted::DiscardedPop);
+        self.count(Counted::FailedTakeCheck);
         let late = works.is_none();
         if late {
-            bump(&self.counters.timeouts);
+            self.count(Counted::Timeout);
         }
         self.destroy_or_resume(member);
         if late {

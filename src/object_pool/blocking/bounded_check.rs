@@ -20,9 +20,10 @@ use std::time::Instant;
 use crate::sync::spawn_named;
 
 use super::pending_create::PendingCreate;
+use crate::object_pool::engine::Counted;
 use crate::object_pool::engine::Hooks;
 use crate::object_pool::engine::MemberBox;
-use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::PoolShared;
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
 
@@ -46,7 +47,7 @@ type Checking<M> = (MemberBox<<M as Hooks>::Object>, Arc<PoolShared<M>>);
 impl<M: Manager> Drop for CheckJob<M> {
     fn drop(&mut self) {
         if let Some((member, shared)) = self.0.take() {
-            bump(&shared.counters.discarded_pops);
+            shared.count(Counted::DiscardedPop);
             let _ = shared.destroy(member);
         }
     }
@@ -66,7 +67,7 @@ impl<M: Manager> PoolShared<M> {
         let Some(deadline) = deadline else {
             return Ok(self.check_taken(member));
         };
-        let Some(shared) = self.this.upgrade() else {
+        let Some(shared) = self.arc() else {
             return Ok(self.check_taken(member));
         };
         let pending: Arc<PendingCreate<Checked<M>>> = Arc::new(PendingCreate::new());
@@ -78,7 +79,7 @@ impl<M: Manager> PoolShared<M> {
                     return;
                 };
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
-                    shared.manager.check_now(&mut member.object)
+                    shared.manager().check_now(member.object_mut())
                 }));
                 // Too late: the taker gave up, and the object's state is
                 // unknown.
@@ -92,9 +93,9 @@ impl<M: Manager> PoolShared<M> {
             return Ok(None);
         }
         let late = || {
-            bump(&self.counters.discarded_pops);
-            bump(&self.counters.failed_take_checks);
-            bump(&self.counters.timeouts);
+            self.count(Counted::DiscardedPop);
+            self.count(Counted::FailedTakeCheck);
+            self.count(Counted::Timeout);
         };
         let Some((member, outcome, _core)) = pending.wait_until(deadline, late) else {
             return Err(TakeError::Timeout);

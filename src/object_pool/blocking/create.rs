@@ -3,11 +3,12 @@
 
 use super::pending_create::PendingCreate;
 use crate::object_pool::engine::Background;
-use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::Counted;
+use crate::object_pool::engine::PoolShared;
 use crate::object_pool::engine::{Made, MemberBox};
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
-use crate::sync::{spawn_named, Ordering};
+use crate::sync::spawn_named;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ impl<M: Manager> PoolShared<M> {
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let made = self.create_in(shard, deadline);
         if made.is_ok() {
-            bump(&self.counters.direct_takes);
+            self.count(Counted::DirectTake);
         }
         made
     }
@@ -40,7 +41,7 @@ impl<M: Manager> PoolShared<M> {
         shard: usize,
         deadline: Option<Instant>,
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
-        let bound = self.config.load().create_timeout.map(|timeout| {
+        let bound = self.config().create_timeout.map(|timeout| {
             Instant::now()
                 .checked_add(timeout)
                 .unwrap_or_else(far_future)
@@ -58,7 +59,7 @@ impl<M: Manager> PoolShared<M> {
                 if bound.is_some_and(|bound| bound <= limit) {
                     Err(TakeError::CreateTimeout)
                 } else {
-                    bump(&self.counters.timeouts);
+                    self.count(Counted::Timeout);
                     Err(TakeError::Timeout)
                 }
             }
@@ -76,10 +77,9 @@ impl<M: Manager> PoolShared<M> {
 
     /// Calls [`Manager::create`] on this thread, counted as creating.
     fn create_here(&self) -> Made<M> {
-        let creating = &self.counters.creating;
-        creating.fetch_add(1, Ordering::Relaxed);
-        let made = catch_unwind(AssertUnwindSafe(|| self.manager.create()));
-        creating.fetch_sub(1, Ordering::Relaxed);
+        self.creating_started();
+        let made = catch_unwind(AssertUnwindSafe(|| self.manager().create()));
+        self.creating_ended();
         made
     }
 
@@ -89,19 +89,18 @@ impl<M: Manager> PoolShared<M> {
     /// itself: it destroys the object, or frees the slot of a failed call
     /// (see `pending_create.rs`).
     pub(in crate::object_pool) fn start_create(&self, shard: usize) -> Option<Pending<M>> {
-        let shared = self.this.upgrade()?;
+        let shared = self.arc()?;
         let pending = Arc::new(PendingCreate::new());
-        let creating = &self.counters.creating;
-        creating.fetch_add(1, Ordering::Relaxed);
+        self.creating_started();
         let body = {
             let pending = Arc::clone(&pending);
             move || {
-                let made = catch_unwind(AssertUnwindSafe(|| shared.manager.create()));
-                shared.counters.creating.fetch_sub(1, Ordering::Relaxed);
+                let made = catch_unwind(AssertUnwindSafe(|| shared.manager().create()));
+                shared.creating_ended();
                 // The core goes with the result (see `Pending`); it comes
                 // back if the waiter gave up, to dispose of the result.
                 if let Err((late, shared)) = pending.finish((made, shared)) {
-                    shared.counters.abandoned.fetch_sub(1, Ordering::Relaxed);
+                    shared.abandoned_disposed();
                     shared.dispose_late(shard, late);
                 }
             }
@@ -109,7 +108,7 @@ impl<M: Manager> PoolShared<M> {
         match spawn_named("sidejob-create".to_owned(), None, body) {
             Ok(_detached) => Some(pending),
             Err(_) => {
-                creating.fetch_sub(1, Ordering::Relaxed);
+                self.creating_ended();
                 None
             }
         }
@@ -118,10 +117,10 @@ impl<M: Manager> PoolShared<M> {
     /// Makes one object in the background and keeps it, unless the pool
     /// is full or closed.
     pub(in crate::object_pool) fn create_idle(&self) -> Background {
-        if self.gate.closed.load(Ordering::Relaxed) {
+        if self.is_closed() {
             return Background::NoRoom;
         }
-        let Ok(shard) = self.slots.admit_from(self.home()) else {
+        let Ok(shard) = self.admit_slot(self.home()) else {
             return Background::NoRoom;
         };
         match self.create_in(shard, None) {
@@ -138,7 +137,7 @@ impl<M: Manager> PoolShared<M> {
     /// helper threads and waited for together, so `build` waits at most
     /// that long however many calls hang.
     pub(in crate::object_pool) fn create_initial(&self, count: usize) {
-        let Some(timeout) = self.config.load().create_timeout else {
+        let Some(timeout) = self.config().create_timeout else {
             for _ in 0..count {
                 let _ = catch_unwind(AssertUnwindSafe(|| self.create_idle()));
             }
@@ -149,7 +148,7 @@ impl<M: Manager> PoolShared<M> {
             .unwrap_or_else(far_future);
         let mut pending = Vec::with_capacity(count);
         for _ in 0..count {
-            let Ok(shard) = self.slots.admit_from(self.home()) else {
+            let Ok(shard) = self.admit_slot(self.home()) else {
                 break;
             };
             match self.start_create(shard) {

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::sync::{lock, Ordering};
-
 use super::owned_pooled::OwnedPooled;
 use super::ObjectPool;
-use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::Counted;
+use crate::object_pool::engine::PoolShared;
 use crate::object_pool::engine::{Handoff, WaitCell};
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
@@ -51,11 +50,11 @@ pub(in crate::object_pool) fn wait_at_any<M: Manager>(
         }
     }
     let counted = &pools[first].shared;
-    bump(&counted.counters.waits);
+    counted.group_wait_began();
     cell.wait();
     let handed = cell.leave();
     unqueue_everywhere(pools, &queued);
-    lock(&counted.wait_times).record(started.elapsed());
+    counted.group_wait_ended(started.elapsed(), handed.is_none());
     match handed {
         Some((handoff, from)) => {
             let pool = pools[from];
@@ -65,10 +64,7 @@ pub(in crate::object_pool) fn wait_at_any<M: Manager>(
                 .accept(handoff, deadline)
                 .map(|member| OwnedPooled::new(Arc::clone(shared), member, home))
         }
-        None => {
-            bump(&counted.counters.timeouts);
-            Err(TakeError::Timeout)
-        }
+        None => Err(TakeError::Timeout),
     }
 }
 
@@ -82,25 +78,22 @@ fn queue_everywhere<M: Manager>(
     let mut queued = Vec::with_capacity(pools.len());
     let mut all_closed = true;
     for (index, pool) in pools.iter().enumerate() {
-        let shared = &pool.shared;
-        let mut queue = lock(&shared.waiters);
-        let closed = shared.gate.closed.load(Ordering::Relaxed);
-        if closed || queue.len() >= shared.config.load().queue_max {
-            all_closed &= closed;
-            drop(queue);
-            cell.count_out();
-            continue;
+        match pool.shared.queue_for_group(cell, index) {
+            Ok(key) => {
+                all_closed = false;
+                queued.push((index, key));
+            }
+            Err(closed) => {
+                all_closed &= closed;
+                cell.count_out();
+            }
         }
-        all_closed = false;
-        let key = queue.push(Arc::clone(cell), index);
-        shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
-        queued.push((index, key));
     }
     let refusal = if all_closed {
         TakeError::Closed
     } else {
         if let Some(pool) = pools.first() {
-            bump(&pool.shared.counters.rejected);
+            pool.shared.count(Counted::Rejected);
         }
         TakeError::QueueFull
     };
@@ -119,7 +112,7 @@ fn unqueue_everywhere<M: Manager>(pools: &[&Arc<ObjectPool<M>>], queued: &Queued
 fn give_back<M: Manager>(shared: &Arc<PoolShared<M>>, handoff: Handoff<M::Object>) {
     match handoff {
         Handoff::Object(member) => {
-            let home = member.home;
+            let home = member.home();
             drop(OwnedPooled::new(Arc::clone(shared), member, home));
         }
         Handoff::Slot(shard) => shared.free_slot(shard),

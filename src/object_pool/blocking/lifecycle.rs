@@ -55,7 +55,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn config(&self) -> PoolConfig {
-        PoolConfig::clone(&self.shared.config.load())
+        PoolConfig::clone(&self.shared.config())
     }
 
     /// Changes the limits and timers while the pool runs: `change` edits a
@@ -166,7 +166,7 @@ impl<M: Manager> ObjectPool<M> {
 
 impl<M: Manager> Drop for ObjectPool<M> {
     fn drop(&mut self) {
-        self.shared.maintenance.stop();
+        self.shared.maintenance().stop();
         let maintainer = lock(&self.maintainer).take();
         if let Some(handle) = maintainer {
             if !is_current(&handle) {

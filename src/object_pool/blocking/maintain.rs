@@ -44,7 +44,7 @@ impl<M: Manager> PoolShared<M> {
                     catch_unwind(AssertUnwindSafe(|| self.refill())).unwrap_or(Err(RefillFailed));
                 self.after_refill(&mut backoff, refill);
             }
-            if self.maintenance.wait(self.pause(&backoff)) == Wake::Stop {
+            if self.maintenance().wait(self.pause(&backoff)) == Wake::Stop {
                 return;
             }
         }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::rates::{RateStats, Rates};
-use crate::sync::{JoinHandle, Mutex, Ordering};
+use crate::sync::{JoinHandle, Mutex};
 
 use super::builder::ObjectPoolBuilder;
 use super::engine::PoolShared;
@@ -223,7 +223,7 @@ impl<M: Manager> ObjectPool<M> {
         let shared = &*self.shared;
         let home = shared.home();
         // With `check_on_take`, the check runs by the deadline: the cold path.
-        if !shared.gate.check_on_take.load(Ordering::Relaxed) {
+        if !shared.checks_on_take() {
             if let Some(member) = shared.pop_idle(home) {
                 return Ok(Pooled::new(shared, member, home));
             }
@@ -301,7 +301,7 @@ impl<M: Manager> ObjectPool<M> {
 
     fn own(&self, pooled: Pooled<'_, M>) -> OwnedPooled<M> {
         let member = Pooled::into_member(pooled);
-        let home = member.home;
+        let home = member.home();
         OwnedPooled::new(Arc::clone(&self.shared), member, home)
     }
 
@@ -446,7 +446,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.shared.gate.closed.load(Ordering::Relaxed)
+        self.shared.is_closed()
     }
 
     /// The most objects the pool holds at once.
@@ -465,7 +465,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn max_size(&self) -> usize {
-        self.shared.slots.capacity()
+        self.shared.max_size()
     }
 
     /// The number of shards (idle stacks and slot shards).
@@ -484,7 +484,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.idle.len()
+        self.shared.idle_count()
     }
 
     /// The manager the pool was built with.
@@ -504,7 +504,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn manager(&self) -> &M {
-        &self.shared.manager
+        self.shared.manager()
     }
 }
 

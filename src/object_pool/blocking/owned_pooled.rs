@@ -54,7 +54,7 @@ impl<M: Manager> OwnedPooled<M> {
         home: usize,
     ) -> Self {
         // Where the object goes back: the taker's home stack.
-        member.home = home;
+        member.set_home(home);
         OwnedPooled {
             pool,
             held: Held::new(member),

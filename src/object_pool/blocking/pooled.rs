@@ -51,7 +51,7 @@ impl<'a, M: Manager> Pooled<'a, M> {
         home: usize,
     ) -> Self {
         // Where the object goes back: the taker's home stack.
-        member.home = home;
+        member.set_home(home);
         Pooled {
             pool,
             held: Held::new(member),

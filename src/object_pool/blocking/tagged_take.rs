@@ -6,19 +6,14 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sync::Ordering;
-
 use super::owned_pooled::OwnedPooled;
 use super::pooled::Pooled;
 use super::ObjectPool;
-use crate::object_pool::engine::Handoff;
+use crate::object_pool::engine::tag_of;
 use crate::object_pool::engine::MemberBox;
-use crate::object_pool::engine::TagHooks;
-use crate::object_pool::engine::{bump, PoolShared};
-use crate::object_pool::engine::{tag_of, TagShelf};
+use crate::object_pool::engine::PoolShared;
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::TaggedManager;
-use crate::object_pool::tags::PoolTag;
 
 impl<M: TaggedManager> ObjectPool<M> {
     /// Takes an object tagged `tag`, waiting up to `timeout`; CouchDB's
@@ -146,81 +141,9 @@ impl<M: TaggedManager> ObjectPool<M> {
     /// demand instead. (Not under loom, whose models leave replenishment
     /// out.)
     fn start_tagging(&self) {
-        if self.shared.tags.get().is_none() && !cfg!(sidejob_loom) {
+        if !self.shared.tagging_started() && !cfg!(sidejob_loom) {
             let _ = self.start_maintainer(0);
         }
-    }
-}
-
-/// The lookup order, shared by both faces.
-impl<M: TagHooks> PoolShared<M> {
-    /// The typed tag shelf, made at the first tagged take.
-    pub(in crate::object_pool) fn tag_shelf(&self) -> &TagShelf<M::Object, M::Tag> {
-        self.tags
-            .get_or_init(|| Box::new(TagShelf::<M::Object, M::Tag>::new()))
-            .as_any()
-            .downcast_ref()
-            .expect("a manager has one tag type")
-    }
-
-    /// Steps 1 to 5 of `take_tagged`: what it found, or `None` to wait.
-    pub(in crate::object_pool) fn find_tagged(
-        &self,
-        tag: &M::Tag,
-    ) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
-        if self.gate.closed.load(Ordering::Relaxed) {
-            return Err(TakeError::Closed);
-        }
-        let mut doomed = Vec::new();
-        let found = self.find_tagged_into(tag, &mut doomed);
-        self.expire_all(doomed);
-        Ok(found)
-    }
-
-    /// [`find_tagged`](Self::find_tagged)'s search, setting expired objects
-    /// aside in `doomed`.
-    fn find_tagged_into(
-        &self,
-        tag: &M::Tag,
-        doomed: &mut Vec<MemberBox<M::Object>>,
-    ) -> Option<Handoff<M::Object>> {
-        let index = self.tag_shelf();
-        let tagged = std::iter::from_fn(|| index.take_exact(tag))
-            .chain(std::iter::from_fn(|| index.take_group(tag.group())))
-            .find_map(|idle| self.unexpired(idle, doomed));
-        if let Some(idle) = tagged {
-            bump(&self.counters.direct_takes);
-            return Some(Handoff::Object(idle));
-        }
-        let home = self.home();
-        let untagged = match self.pop_idle_into(home, Some(doomed)) {
-            Some(idle) => Some(idle),
-            None => self.steal(home, doomed),
-        };
-        if let Some(idle) = untagged {
-            self.counters.replenish.fetch_add(1, Ordering::Relaxed);
-            self.maintenance.wake_now();
-            return Some(Handoff::Object(idle));
-        }
-        if let Ok(shard) = self.slots.admit_from(home) {
-            return Some(Handoff::Slot(shard));
-        }
-        let mut evicted = false;
-        for _ in 0..eviction_count(self.slots.capacity()) {
-            let Some(idle) = self.tags.get().and_then(|shelf| shelf.take_oldest()) else {
-                break;
-            };
-            bump(&self.counters.evicted);
-            // A panicking `destroy` is not this taker's business.
-            let _ = self.destroy(idle);
-            evicted = true;
-        }
-        if evicted {
-            if let Ok(shard) = self.slots.admit_from(home) {
-                return Some(Handoff::Slot(shard));
-            }
-        }
-        None
     }
 }
 
@@ -255,8 +178,8 @@ impl<M: TaggedManager> PoolShared<M> {
         if tag_of::<M::Object, M::Tag>(&idle) == Some(tag) {
             return Ok(idle);
         }
-        let object = &mut idle.object;
-        match catch_unwind(AssertUnwindSafe(|| self.manager.tag(object, tag))) {
+        let object = idle.object_mut();
+        match catch_unwind(AssertUnwindSafe(|| self.manager().tag(object, tag))) {
             Ok(Ok(())) => {
                 idle.set_tag(Box::new(tag.clone()));
                 Ok(idle)
@@ -269,26 +192,6 @@ impl<M: TaggedManager> PoolShared<M> {
                 let _ = self.destroy(idle);
                 resume_unwind(panic)
             }
-        }
-    }
-}
-
-/// How many idle tagged objects a tagged take at the hard limit evicts:
-/// CouchDB's `round(0.1 × max + 1)`, with Erlang's rounding (halves away
-/// from zero), in integers.
-fn eviction_count(max_size: usize) -> usize {
-    (max_size + 15) / 10
-}
-
-#[cfg(test)]
-mod tests {
-    use super::eviction_count;
-
-    #[test]
-    fn eviction_follows_couchdb() {
-        let couchdb = |max: usize| (0.1 * max as f64 + 1.0).round() as usize;
-        for max in 0..1000 {
-            assert_eq!(eviction_count(max), couchdb(max), "max_size {max}");
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The blocking face's steps of the engine's `take.rs`: those that
 //! call a [`Manager`]'s hooks directly or wait on a thread.
 
+use crate::object_pool::engine::Counted;
 use crate::object_pool::engine::MemberBox;
-use crate::object_pool::engine::{bump, PoolShared};
+use crate::object_pool::engine::PoolShared;
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
-use crate::sync::Ordering;
 use std::time::Instant;
 
 /// The blocking face's takes, which create on the caller's thread.
@@ -18,7 +18,7 @@ impl<M: Manager> PoolShared<M> {
     ) -> Result<MemberBox<M::Object>, TakeError<M::Error>> {
         let taken = self.take_cold(None);
         if let Err(TakeError::Overload) = taken {
-            bump(&self.counters.rejected);
+            self.count(Counted::Rejected);
         }
         taken
     }
@@ -34,7 +34,7 @@ impl<M: Manager> PoolShared<M> {
         // No `closed` check here: `close` empties the stacks and nothing is
         // pushed after, so a closed pool always takes the cold path. A
         // check on take by a deadline runs on the cold path too.
-        let bounded_check = deadline.is_some() && self.gate.check_on_take.load(Ordering::Relaxed);
+        let bounded_check = deadline.is_some() && self.checks_on_take();
         if !bounded_check {
             if let Some(idle) = self.pop_idle(home) {
                 return Ok(idle);

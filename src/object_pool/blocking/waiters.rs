@@ -9,7 +9,6 @@ use crate::object_pool::engine::PoolShared;
 use crate::object_pool::engine::{Joined, Served};
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
-use crate::sync::Ordering;
 
 /// The blocking face's waits, which create on the caller's thread.
 impl<M: Manager> PoolShared<M> {
@@ -49,7 +48,7 @@ impl<M: Manager> PoolShared<M> {
         deadline: Option<Instant>,
     ) -> Result<Option<MemberBox<M::Object>>, TakeError<M::Error>> {
         match found {
-            Handoff::Object(member) if self.gate.check_on_take.load(Ordering::Relaxed) => {
+            Handoff::Object(member) if self.checks_on_take() => {
                 self.check_taken_by(member, deadline)
             }
             found => self.accept(found, deadline).map(Some),

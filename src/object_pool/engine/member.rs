@@ -16,27 +16,27 @@ pub(in crate::object_pool) type AnyTag = Box<dyn Any + Send + Sync>;
 /// An object of the pool and what the pool knows about it.
 pub(in crate::object_pool) struct Member<O> {
     /// The object itself.
-    pub(in crate::object_pool) object: O,
+    pub(super) object: O,
     /// The shard whose slot counts this object in `size`.
-    pub(in crate::object_pool) shard: usize,
+    pub(super) shard: usize,
     /// The home stack of the thread that took it last, set by the take:
     /// where its return puts it, so that the thread's next take finds it
     /// first. The box is the taker's own line, so the take writes it for
     /// free, and the return looks nothing up.
-    pub(in crate::object_pool) home: usize,
+    pub(super) home: usize,
     /// The pool's generation when the object was made (see `retire_all`).
-    pub(in crate::object_pool) generation: u64,
+    pub(super) generation: u64,
     /// When its lifetime runs out, in pool-clock nanoseconds;
     /// [`Member::NEVER`] for no lifetime.
-    pub(in crate::object_pool) expires: u64,
+    pub(super) expires: u64,
     /// When it was last returned, in coarse pool-clock nanoseconds.
-    pub(in crate::object_pool) idle_since: u64,
+    pub(super) idle_since: u64,
     /// Its tag, once a tagged take taught it one; tagged objects idle on
     /// the tag shelf (`tags/shelf.rs`) instead of a stack.
-    pub(in crate::object_pool) tag: Option<AnyTag>,
+    pub(super) tag: Option<AnyTag>,
     /// Whether it has a lifetime or a tag, so that its return needs more
     /// than the gate's check: one flag for the fast path to test.
-    pub(in crate::object_pool) special: bool,
+    pub(super) special: bool,
 }
 
 impl<O> Member<O> {
@@ -67,6 +67,25 @@ impl<O> Member<O> {
     #[inline]
     pub(in crate::object_pool) fn may_expire(&self) -> bool {
         self.expires != Self::NEVER
+    }
+
+    /// The object itself.
+    #[inline]
+    pub(in crate::object_pool) fn object_mut(&mut self) -> &mut O {
+        &mut self.object
+    }
+
+    /// The home stack its return goes to.
+    #[inline]
+    pub(in crate::object_pool) fn home(&self) -> usize {
+        self.home
+    }
+
+    /// Sets its home stack: the taker's, written by the take on the
+    /// taker's own line.
+    #[inline]
+    pub(in crate::object_pool) fn set_home(&mut self, home: usize) {
+        self.home = home;
     }
 
     /// Gives the object its tag.

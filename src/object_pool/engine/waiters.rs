@@ -130,6 +130,42 @@ impl<M: Hooks> PoolShared<M> {
         }
     }
 
+    /// Queues `cell` for a group's wait at any of its pools (this one is
+    /// `index` in the group): its key, or `Err(closed)` if the pool is
+    /// closed or its queue full.
+    pub(in crate::object_pool) fn queue_for_group(
+        &self,
+        cell: &std::sync::Arc<WaitCell<M::Object>>,
+        index: usize,
+    ) -> Result<u64, bool> {
+        let mut queue = lock(&self.waiters);
+        let closed = self.gate.closed.load(Ordering::Relaxed);
+        if closed || queue.len() >= self.config.load().queue_max {
+            return Err(closed);
+        }
+        let key = queue.push(std::sync::Arc::clone(cell), index);
+        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        Ok(key)
+    }
+
+    /// A group's waiter, counted on this pool, began to wait.
+    pub(in crate::object_pool) fn group_wait_began(&self) {
+        bump(&self.counters.waits);
+    }
+
+    /// A group's waiter, counted on this pool, waited `waited`; `timed_out`
+    /// if it got nothing.
+    pub(in crate::object_pool) fn group_wait_ended(
+        &self,
+        waited: std::time::Duration,
+        timed_out: bool,
+    ) {
+        lock(&self.wait_times).record(waited);
+        if timed_out {
+            bump(&self.counters.timeouts);
+        }
+    }
+
     /// Takes the waiter with `key` out of the queue, if it is still there.
     pub(in crate::object_pool) fn unqueue(&self, key: u64) {
         let mut queue = lock(&self.waiters);
