@@ -328,6 +328,18 @@ impl<E> LiveSet<E> {
         sets.iter().map(|set| set.children.len()).collect()
     }
 
+    /// Each shard's live children and the counters, at one moment: the
+    /// counters written under the sets' locks are read with every set
+    /// locked, so `spawned ≥ live + finished` holds exactly (a child that
+    /// ends leaves its set and is counted finished in one step).
+    pub(crate) fn live_counts_and_totals(&self) -> (Vec<usize>, Totals) {
+        let sets = self.lock_all();
+        let live = sets.iter().map(|set| set.children.len()).collect();
+        let totals = self.totals();
+        drop(sets);
+        (live, totals)
+    }
+
     /// The live children at one moment.
     pub(crate) fn live_count(&self) -> usize {
         self.live_counts().into_iter().sum()

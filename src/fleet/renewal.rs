@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use super::demand::Demand;
 use super::ledger::{Answer, Ledger, Mode, Seen, Session};
 use super::{FleetError, FleetStats};
-use crate::CapacityLease;
+use crate::{CapacityLease, Resource};
 
 /// A callback told every new grant.
 pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
@@ -44,8 +44,12 @@ pub(super) type OnGrant = Box<dyn Fn(usize) + Send + Sync>;
 pub(super) struct Shared {
     /// The budget's name: the `name` label of the node's metrics.
     pub(super) budget_name: String,
-    /// The node's resource, whose capacity only the renewal sets.
-    pub(super) capacity: CapacityLease,
+    /// The node's resource.
+    pub(super) resource: Arc<Resource>,
+    /// The right to set its capacity, held until the node stops (leaves
+    /// or is dropped): then given back, so the user owns the capacity
+    /// again even while a meter of the fleet lives on.
+    capacity: Mutex<Option<CapacityLease>>,
     pub(super) grant: AtomicUsize,
     pub(super) budget: AtomicUsize,
     /// The floor set with `FleetBuilder::floor`; `None`: the safe share,
@@ -104,6 +108,19 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// Sets the capacity through the lease, while the node holds it (a
+    /// setting the lease checks: at most the budget, checked at join).
+    fn set_capacity_with(&self, set: impl FnOnce(&CapacityLease) -> Result<(), crate::BuildError>) {
+        if let Some(lease) = self
+            .capacity
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            let _ = set(lease);
+        }
+    }
+
     /// A node of budget `budget_name` of `capacity` slots, admitting its
     /// idle floor until a grant comes, with its `floor` and its
     /// `(lease, refresh)`, wanting `wants`.
@@ -117,7 +134,8 @@ impl Shared {
     ) -> Shared {
         Shared {
             budget_name,
-            capacity: owner,
+            resource: Arc::clone(owner.resource()),
+            capacity: Mutex::new(Some(owner)),
             grant: AtomicUsize::new(floor.unwrap_or(0)),
             budget: AtomicUsize::new(capacity),
             floor,
@@ -206,7 +224,7 @@ impl Shared {
         let floor = self.cut_off_floor(answer.capacity, answer.nodes);
         // Checked at join: the grant and the floor are at most the budget,
         // at most 2^24 - 1.
-        let _ = self.capacity.set_until(answer.target, deadline, floor);
+        self.set_capacity_with(|lease| lease.set_until(answer.target, deadline, floor));
         self.tell(answer.target);
         drop(stopped);
     }
@@ -232,7 +250,7 @@ impl Shared {
             state.seen = None;
             self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
         };
-        let _ = self.capacity.set(floor);
+        self.set_capacity_with(|lease| lease.set(floor));
         self.tell(floor);
         drop(stopped);
     }
@@ -244,7 +262,14 @@ impl Shared {
         *stopped = true;
         self.leaving.store(true, Ordering::Relaxed);
         self.state().at_floor = true;
-        let _ = self.capacity.set(self.idle_floor());
+        self.set_capacity_with(|lease| lease.set(self.idle_floor()));
+        // The capacity is the user's again: no renewal sets it from now on.
+        drop(
+            self.capacity
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
         self.tell(self.idle_floor());
         drop(stopped);
     }
@@ -273,7 +298,7 @@ impl Shared {
             return;
         }
         let floor = self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes);
-        let _ = self.capacity.set_until(wants, state.deadline, floor);
+        self.set_capacity_with(|lease| lease.set_until(wants, state.deadline, floor));
         drop(state);
         self.tell(wants);
         drop(stopped);
@@ -348,11 +373,7 @@ pub(super) async fn call(
     if shared.expired() {
         shared.fall_to_floor();
     }
-    let holding = shared
-        .capacity
-        .resource()
-        .capacity()
-        .max(shared.capacity.resource().usage());
+    let holding = shared.resource.capacity().max(shared.resource.usage());
     let mut in_flight = InFlight {
         shared,
         session,
@@ -407,7 +428,7 @@ async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
 
 /// Renews every refresh until the node leaves or is dropped, then drains.
 pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
-    let mut demand = Demand::new(shared.capacity.resource());
+    let mut demand = Demand::new(&shared.resource);
     let mut samples = tokio::time::interval(shared.refresh / 8);
     samples.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // A renewal every eighth sample: every refresh, whether the last one
@@ -419,7 +440,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         if shared.leaving.load(Ordering::Relaxed) {
             break;
         }
-        demand.sample(shared.capacity.resource());
+        demand.sample(&shared.resource);
         ticks = ticks.wrapping_add(1);
         if ticks % 8 != 1 || ticks == 1 {
             // (The interval's first tick is at once.)
@@ -430,12 +451,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         }
         let budget = shared.budget.load(Ordering::Relaxed);
         let grant = shared.grant.load(Ordering::Relaxed);
-        let wants = demand.want(
-            shared.capacity.resource(),
-            grant,
-            shared.idle_floor(),
-            budget,
-        );
+        let wants = demand.want(&shared.resource, grant, shared.idle_floor(), budget);
         shared.give_back(wants);
         if !renew(&shared, &ledger, wants).await && shared.expired() {
             shared.fall_to_floor();
@@ -451,7 +467,7 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
 async fn drain(shared: &Shared, ledger: &Ledger, samples: &mut tokio::time::Interval) {
     let mut renewed = Instant::now();
     loop {
-        let usage = shared.capacity.resource().usage();
+        let usage = shared.resource.usage();
         if usage <= shared.idle_floor() {
             break;
         }

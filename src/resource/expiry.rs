@@ -88,6 +88,7 @@ impl Expiry {
         until: Instant,
         fallback: usize,
     ) -> Result<(), BuildError> {
+        crate::admission::check_capacity(capacity)?;
         crate::admission::check_capacity(fallback)?;
         // Made (the first time) before the lock, which acquires may wait on.
         let clock = clock();

@@ -377,7 +377,7 @@ impl Supervisor {
     /// ```
     pub fn stats(&self) -> SupervisorStats {
         let capacity = self.capacity();
-        let live = self.shared.live.live_counts();
+        let (live, totals) = self.shared.live.live_counts_and_totals();
         let snapshot = self.shared.live.slots().snapshot();
         let shards = snapshot
             .shards
@@ -389,7 +389,6 @@ impl Supervisor {
                 live,
             })
             .collect::<Vec<_>>();
-        let totals = self.shared.live.totals();
         SupervisorStats {
             capacity,
             live: shards.iter().map(|s| s.live).sum(),

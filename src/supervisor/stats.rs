@@ -20,10 +20,9 @@ pub struct SupervisorStats {
     pub live: usize,
     /// Children started, ever. Counted as a child joins the live set.
     pub spawned: u64,
-    /// Children that ended (returned or panicked), ever. Counted just after
-    /// a child leaves the live set, so for a moment a child may be in
-    /// neither `live` nor `finished`: `spawned >= live + finished` always,
-    /// with equality once every ending child's thread is done.
+    /// Children that ended (returned or panicked), ever. Counted in the
+    /// step in which a child leaves the live set, and read with `live` at
+    /// one moment: `spawned == live + finished` in every snapshot.
     pub finished: u64,
     /// Children that panicked, ever.
     pub panicked: u64,

@@ -442,7 +442,7 @@ impl TaskSupervisor {
     /// ```
     pub fn stats(&self) -> TaskSupervisorStats {
         let live = &self.shared.live;
-        let counts = live.live_counts();
+        let (counts, totals) = live.live_counts_and_totals();
         let snapshot = live.slots().snapshot();
         let shards: Vec<TaskShardStats> = snapshot
             .shards
@@ -454,7 +454,6 @@ impl TaskSupervisor {
                 live,
             })
             .collect();
-        let totals = live.totals();
         TaskSupervisorStats {
             capacity: self.capacity(),
             live: shards.iter().map(|shard| shard.live).sum(),

@@ -23,7 +23,9 @@ pub struct TaskSupervisorStats {
     pub live: usize,
     /// Children admitted, by `try_track` or `try_spawn`.
     pub spawned: u64,
-    /// Children that ended, however.
+    /// Children that ended, however. Counted in the step in which a child
+    /// leaves the live set, and read with `live` at one moment:
+    /// `spawned == live + finished` in every snapshot.
     pub finished: u64,
     /// Of those, children whose poll (or whose closure) panicked.
     pub panicked: u64,

@@ -203,11 +203,23 @@ async fn bad_settings_and_unreachable_redis_are_errors() {
     assert!(server.grants("another").is_empty());
     assert_eq!(joined.set_capacity(1).unwrap_err().setting(), "capacity");
     assert_eq!(joined.capacity(), first.grant());
+    // A meter (kept by an exporter for the process's life) must not keep
+    // the capacity from its user (found by the adversarial review).
+    let meter = first.meter();
     first.leave().await;
     joined
         .set_capacity(1)
         .expect("the user's again once the node left");
     assert_eq!(joined.capacity(), 1);
+    let again = Fleet::builder(&server.url(), "again")
+        .capacity(4)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .join(&joined)
+        .await
+        .expect("a resource that left joins again");
+    drop(meter);
+    again.leave().await;
 
     let nobody = format!("redis://127.0.0.1:{}/", free_port());
     let err = Fleet::builder(&nobody, "x")

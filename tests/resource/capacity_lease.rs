@@ -56,6 +56,15 @@ fn a_lease_writes_what_the_user_may_not_and_checks_the_same_bound() {
             .setting(),
         "capacity"
     );
+    // A deadline already past still checks the capacity (it used to set
+    // the fallback and answer Ok; found by the adversarial review).
+    assert_eq!(
+        lease
+            .set_until(usize::MAX, Instant::now() - Duration::from_secs(1), 1)
+            .unwrap_err()
+            .setting(),
+        "capacity"
+    );
     assert_eq!(resource.capacity(), 2);
     assert!(format!("{lease:?}").contains("CapacityLease"));
 }

@@ -13,3 +13,4 @@ mod panics;
 mod shutdown;
 mod snapshots;
 mod spawn_failure;
+mod stats_snapshot;

@@ -12,4 +12,5 @@ mod generations;
 mod lifecycle;
 mod model;
 mod shutdown_abort;
+mod stats_snapshot;
 mod wait_after_last_slot;
