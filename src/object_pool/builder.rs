@@ -11,10 +11,12 @@ use crate::rates::Rates;
 use crate::sync::check_thread_name;
 
 use super::config::{max_size_error, PoolConfig};
+// For the docs' links: the builder is the vocabulary both faces share, and
+// the blocking face builds with it (`blocking/build.rs`).
 use super::engine::Hooks;
 use super::engine::PoolShared;
-use super::manager::Manager;
-use super::ObjectPool;
+#[cfg(doc)]
+use super::{Manager, ObjectPool};
 #[cfg(doc)]
 use super::{ObjectPoolStats, DEFAULT_QUEUE_MAX};
 
@@ -493,34 +495,5 @@ impl<M: Hooks> Validated<M> {
             init_size,
             name,
         }
-    }
-}
-
-impl<M: Manager> ObjectPoolBuilder<M> {
-    /// Builds the pool, making `init_size` objects first.
-    ///
-    /// # Errors
-    ///
-    /// A [`BuildError`] naming the setting when `max_size` is unset or 0,
-    /// `init_size`, `min_idle` or `soft_limit` is above `max_size`, a timer
-    /// is zero, `lifetime_jitter` is not smaller than `max_lifetime`,
-    /// `shards` is 0 or above [`MAX_SHARDS`](crate::MAX_SHARDS), `name`
-    /// holds a NUL byte, or the maintainer thread could not be started
-    /// (named `name`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # struct Conns;
-    /// # impl sidejob::Manager for Conns {
-    /// #     type Object = u8;
-    /// #     type Error = std::io::Error;
-    /// #     fn create(&self) -> std::io::Result<u8> { Ok(0) }
-    /// # }
-    /// let err = sidejob::ObjectPool::builder(Conns).max_size(2).init_size(3).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "invalid setting `init_size`: 3 is above `max_size` (2)");
-    /// ```
-    pub fn build(self) -> Result<ObjectPool<M>, BuildError> {
-        ObjectPool::start(self.validated()?.engine())
     }
 }

@@ -611,7 +611,7 @@ impl<M: AsyncManager> AsyncObjectPool<M> {
     /// # }).unwrap();
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.idle_count()
+        self.shared.shard_count()
     }
 
     /// The manager the pool was built with.

@@ -7,6 +7,7 @@
 //! (`create.rs`, `take.rs`, `waiters.rs`, `maintain.rs`). The async face is its sibling, `async_pool/`.
 
 mod bounded_check;
+mod build;
 mod create;
 mod group;
 mod group_wait;
@@ -484,7 +485,7 @@ impl<M: Manager> ObjectPool<M> {
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn shard_count(&self) -> usize {
-        self.shared.idle_count()
+        self.shared.shard_count()
     }
 
     /// The manager the pool was built with.

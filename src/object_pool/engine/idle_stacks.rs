@@ -28,9 +28,9 @@ use super::member::MemberBox;
 pub(in crate::object_pool) struct IdleStack<O> {
     /// Idle objects, the most recently returned on top. Their slots are on
     /// this stack's shard.
-    pub(in crate::object_pool) members: Vec<MemberBox<O>>,
+    pub(super) members: Vec<MemberBox<O>>,
     /// Takes served from this stack.
-    pub(in crate::object_pool) takes: u64,
+    pub(super) takes: u64,
 }
 
 /// Every shard's stack, each on its own cache line.

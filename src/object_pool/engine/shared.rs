@@ -219,8 +219,8 @@ impl<M: Hooks> PoolShared<M> {
         self.slots.capacity()
     }
 
-    /// How many objects are idle now.
-    pub(in crate::object_pool) fn idle_count(&self) -> usize {
+    /// How many shards (idle stacks, and slots' shards) the pool has.
+    pub(in crate::object_pool) fn shard_count(&self) -> usize {
         self.idle.len()
     }
 
