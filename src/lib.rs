@@ -10,6 +10,7 @@ mod clock;
 #[doc(hidden)]
 pub use clock::advance_loom_clock;
 mod error;
+mod events;
 mod latency;
 mod panics;
 mod sync;

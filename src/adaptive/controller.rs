@@ -122,6 +122,8 @@ use crate::admission::SampleTotals;
 /// An adaptive limit's state between windows.
 pub(crate) struct Controller {
     algorithm: Box<dyn Algorithm>,
+    /// Whether the rule panicked since [`take_rule_panic`](Self::take_rule_panic).
+    rule_panicked: bool,
     pub(super) min_limit: usize,
     pub(super) max_limit: usize,
     min_samples: u64,
@@ -145,9 +147,16 @@ impl std::fmt::Debug for Controller {
 
 impl Controller {
     /// A controller for `adaptive` (already checked), starting at `initial`.
+    /// Whether the rule panicked since the last call (its window kept the
+    /// limit), for the governor to tell.
+    pub(crate) fn take_rule_panic(&mut self) -> bool {
+        std::mem::take(&mut self.rule_panicked)
+    }
+
     pub(crate) fn new(adaptive: Adaptive, initial: usize) -> Controller {
         Controller {
             algorithm: adaptive.algorithm,
+            rule_panicked: false,
             min_limit: adaptive.min_limit,
             max_limit: adaptive.max_limit,
             min_samples: adaptive.min_samples,
@@ -223,7 +232,10 @@ impl Controller {
         self.stats.latency = window.mean_latency;
 
         let proposed = catch_unwind(AssertUnwindSafe(|| self.algorithm.update(limit, &window)))
-            .unwrap_or(limit);
+            .unwrap_or_else(|_| {
+                self.rule_panicked = true;
+                limit
+            });
         // Growth only where the application asked for the limit, and never
         // after a drop.
         let idle = totals.peak * 2 < limit as u64 && refused == 0;

@@ -77,6 +77,9 @@ struct Hot {
 #[derive(Debug)]
 struct Closing {
     controller: Controller,
+    /// The resource's name, for the limit's events.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    name: String,
     /// Refusals and grants ever, at the last close.
     refused: u64,
     granted: u64,
@@ -94,7 +97,12 @@ pub(crate) struct Governor {
 impl Governor {
     /// A governor for `adaptive` (already checked) over `counter`, whose
     /// capacity is the initial limit, timed by `clock`.
-    pub(crate) fn new(adaptive: Adaptive, counter: &ShardedCounter, clock: Clock) -> Governor {
+    pub(crate) fn new(
+        adaptive: Adaptive,
+        counter: &ShardedCounter,
+        clock: Clock,
+        name: String,
+    ) -> Governor {
         let window_nanos = u64::try_from(adaptive.window.as_nanos()).unwrap_or(u64::MAX);
         let bounds = (adaptive.min_limit, adaptive.max_limit);
         let opened = clock.raw();
@@ -108,6 +116,7 @@ impl Governor {
             }),
             closing: Mutex::new(Closing {
                 controller: Controller::new(adaptive, counter.capacity()),
+                name,
                 refused: counter.refusals_total(),
                 granted: counter.grants_total(),
             }),
@@ -217,6 +226,20 @@ impl Governor {
             // waiting: a user's `set_capacity` that came meanwhile, or is
             // under way, wins, and the next window starts from it.
             counter.resize_from(limit, next);
+            crate::events::debug_event!(
+                target: "sidejob::adaptive",
+                resource = %closing.name,
+                was = limit,
+                limit = next,
+                "the adaptive limit moved",
+            );
+        }
+        if closing.controller.take_rule_panic() {
+            crate::events::warn_event!(
+                target: "sidejob::adaptive",
+                resource = %closing.name,
+                "the adaptive rule panicked: its window kept the limit",
+            );
         }
         self.hot
             .drop_after
@@ -279,6 +302,7 @@ mod tests {
             adaptive.window(Duration::from_millis(100)).min_samples(1),
             &counter,
             clock,
+            "test".to_owned(),
         );
         (counter, governor, mock)
     }

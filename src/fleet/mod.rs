@@ -252,6 +252,13 @@ impl Fleet {
             return Err(error);
         }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
+        crate::events::info_event!(
+            target: "sidejob::fleet",
+            budget = %settings.budget,
+            node = %node,
+            grant = shared.grant.load(std::sync::atomic::Ordering::Relaxed),
+            "joined the budget",
+        );
         Ok(Fleet {
             shared,
             ledger,

@@ -77,6 +77,8 @@ pub(super) struct State {
     pub(super) nodes: usize,
     pub(super) renewals: u64,
     pub(super) failed_renewals: u64,
+    /// Whether the last renewal failed (an event is told when this flips).
+    pub(super) failing: bool,
     pub(super) renewed_at: Instant,
     /// When the grant stops being good.
     pub(super) deadline: Instant,
@@ -146,6 +148,7 @@ impl Shared {
                 nodes: 0,
                 renewals: 0,
                 failed_renewals: 0,
+                failing: false,
                 renewed_at: Instant::now(),
                 deadline: Instant::now(),
                 // At its idle floor until a first grant.
@@ -206,8 +209,25 @@ impl Shared {
         let Some(answer) = answer else {
             state.failed_renewals += 1;
             state.seen = None;
+            if !state.failing {
+                state.failing = true;
+                crate::events::warn_event!(
+                    target: "sidejob::fleet",
+                    budget = %self.budget_name,
+                    failed_renewals = state.failed_renewals,
+                    "a renewal failed; the grant holds until its lease ends",
+                );
+            }
             return;
         };
+        if state.failing {
+            state.failing = false;
+            crate::events::info_event!(
+                target: "sidejob::fleet",
+                budget = %self.budget_name,
+                "renewals recovered",
+            );
+        }
         state.seen = Some((answer.expiry, call.sent));
         state.renewals += 1;
         state.renewed_at = Instant::now();
@@ -250,6 +270,12 @@ impl Shared {
             state.seen = None;
             self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
         };
+        crate::events::warn_event!(
+            target: "sidejob::fleet",
+            budget = %self.budget_name,
+            floor,
+            "the lease ran out unrenewed: at the floor",
+        );
         self.set_capacity_with(|lease| lease.set(floor));
         self.tell(floor);
         drop(stopped);
@@ -259,6 +285,13 @@ impl Shared {
     /// no answer still in flight raises it again, and the task drains.
     pub(super) fn stop(&self) {
         let mut stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*stopped {
+            crate::events::info_event!(
+                target: "sidejob::fleet",
+                budget = %self.budget_name,
+                "left the budget",
+            );
+        }
         *stopped = true;
         self.leaving.store(true, Ordering::Relaxed);
         self.state().at_floor = true;
@@ -307,9 +340,17 @@ impl Shared {
     /// Records `grant` and tells the callbacks, if it changed. Called with
     /// `changes` held.
     fn tell(&self, grant: usize) {
-        if self.grant.swap(grant, Ordering::Relaxed) == grant {
+        let was = self.grant.swap(grant, Ordering::Relaxed);
+        if was == grant {
             return;
         }
+        crate::events::debug_event!(
+            target: "sidejob::fleet",
+            budget = %self.budget_name,
+            was,
+            grant,
+            "grant changed",
+        );
         let callbacks = self.on_grant.lock().unwrap_or_else(PoisonError::into_inner);
         for callback in callbacks.iter() {
             // A panicking callback must not stop the renewals.

@@ -486,8 +486,9 @@ impl<M: Hooks> Validated<M> {
             init_size,
             name,
         } = self;
-        let shared =
-            Arc::new_cyclic(|this| PoolShared::new(manager, &config, shards, this.clone()));
+        let shared = Arc::new_cyclic(|this| {
+            PoolShared::new(manager, &config, shards, this.clone(), name.clone())
+        });
         Engine {
             rates: Rates::start(&shared, PoolShared::sample),
             shared,

@@ -343,8 +343,14 @@ impl Resource {
         name: String,
         adaptive: Option<crate::adaptive::Adaptive>,
     ) -> Resource {
-        let governor =
-            adaptive.map(|adaptive| Arc::new(Governor::new(adaptive, &counter, Governor::clock())));
+        let governor = adaptive.map(|adaptive| {
+            Arc::new(Governor::new(
+                adaptive,
+                &counter,
+                Governor::clock(),
+                name.clone(),
+            ))
+        });
         let counter = Arc::new(counter);
         let anchors = anchors(&counter, governor.as_ref());
         let rates = Rates::start(&counter, sample);

@@ -212,6 +212,13 @@ impl Supervisor {
                 state.started.store(true, Ordering::Release);
                 let outcome = catch_unwind(AssertUnwindSafe(|| child(&context))).map_err(|panic| {
                     let panicked = ChildPanicked::new(panic_message(&*panic).to_owned());
+                    crate::events::warn_event!(
+                        target: "sidejob::supervisor",
+                        supervisor = %shared.name,
+                        child = %id,
+                        panic = panicked.message(),
+                        "a child panicked",
+                    );
                     // A payload whose `Drop` panics must not unwind the
                     // thread before it leaves the live set.
                     drop_quietly(panic);

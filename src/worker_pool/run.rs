@@ -93,7 +93,7 @@ where
             // requests back) until it is stopped and empty.
             drop_quietly(panic);
             drop_quietly(turn.worker.take());
-            turn.gave_up = true;
+            self.gave_up(&mut turn);
             ShardRecord::bump(&self.record().panics);
             self.set_up(false);
         }
@@ -319,11 +319,29 @@ where
         ShardRecord::bump(&self.record().panics);
         drop_quietly(turn.worker.take());
         self.set_up(false);
+        crate::events::warn_event!(
+            target: "sidejob::worker_pool",
+            worker = std::thread::current().name().unwrap_or_default(),
+            shard = self.shard,
+            "a worker panicked: its shard admits nothing until it is rebuilt",
+        );
         if turn.intensity.allow_another() {
             self.call_factory(turn);
         } else {
-            turn.gave_up = true;
+            self.gave_up(turn);
         }
+    }
+
+    /// Past the restart intensity: the shard stays down for good.
+    #[cold]
+    fn gave_up(&self, turn: &mut Turn<W>) {
+        turn.gave_up = true;
+        crate::events::error_event!(
+            target: "sidejob::worker_pool",
+            worker = std::thread::current().name().unwrap_or_default(),
+            shard = self.shard,
+            "a shard is down for good: past its restart intensity",
+        );
     }
 
     /// One factory call: on success the worker is back and the shard admits
@@ -336,11 +354,17 @@ where
                 // finds the shard admitting.
                 self.set_up(true);
                 ShardRecord::bump(&self.record().restarts);
+                crate::events::info_event!(
+                    target: "sidejob::worker_pool",
+                    worker = std::thread::current().name().unwrap_or_default(),
+                    shard = self.shard,
+                    "a worker was rebuilt: its shard admits again",
+                );
             }
             Err(panic) => {
                 drop_quietly(panic);
                 if !turn.intensity.allow_another() {
-                    turn.gave_up = true;
+                    self.gave_up(turn);
                 }
             }
         }

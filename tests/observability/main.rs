@@ -11,3 +11,4 @@ mod prometheus_collector;
 mod rates_faces;
 mod rates_from_birth;
 mod serde_stats;
+mod tracing_events;

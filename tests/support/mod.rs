@@ -23,4 +23,6 @@ pub mod redis_server;
 pub mod serial;
 pub mod stress;
 pub mod tcp_proxy;
+#[cfg(feature = "tracing")]
+pub mod tracing_capture;
 pub mod workers;

@@ -247,6 +247,11 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
         let late = works.is_none();
         if late {
             self.count(Counted::Timeout);
+            crate::events::warn_event!(
+                target: "sidejob::object_pool",
+                pool = %self.name(),
+                "a take's check of an idle object ran past the take's deadline",
+            );
         }
         self.destroy_or_resume(member);
         if late {

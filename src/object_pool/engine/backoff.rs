@@ -96,6 +96,11 @@ impl RefillBackoff {
         self.next = base.saturating_mul(2).min(longest);
     }
 
+    /// Whether refills are held back after a failure.
+    pub(in crate::object_pool) fn is_backing_off(&self) -> bool {
+        self.retry_at.is_some()
+    }
+
     /// A refill completed (or had nothing to do): the next failure starts
     /// from the first delay again.
     pub(in crate::object_pool) fn succeeded(&mut self) {

@@ -119,9 +119,25 @@ impl<M: Hooks> PoolShared<M> {
     /// counted and holds the next refill back; a success resets it.
     pub(in crate::object_pool) fn after_refill(&self, backoff: &mut RefillBackoff, refill: Refill) {
         match refill {
-            Ok(()) => backoff.succeeded(),
+            Ok(()) => {
+                if backoff.is_backing_off() {
+                    crate::events::info_event!(
+                        target: "sidejob::object_pool",
+                        pool = %self.name,
+                        "refills recovered",
+                    );
+                }
+                backoff.succeeded();
+            }
             Err(RefillFailed) => {
                 bump(&self.counters.failed_refills);
+                if !backoff.is_backing_off() {
+                    crate::events::warn_event!(
+                        target: "sidejob::object_pool",
+                        pool = %self.name,
+                        "a refill failed: refills back off until one succeeds",
+                    );
+                }
                 let interval = self.config.load().maintenance_interval();
                 backoff.failed(Instant::now(), interval);
             }

@@ -47,6 +47,9 @@ pub(in crate::object_pool) struct PoolShared<M: Hooks> {
     pub(super) generations: Mutex<BTreeMap<u64, usize>>,
     pub(super) counters: CachePadded<Counters>,
     pub(super) wait_times: Mutex<LatencyHistogram>,
+    /// The pool's name, for its events.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(super) name: String,
 }
 
 #[derive(Debug)]
@@ -121,6 +124,7 @@ impl<M: Hooks> PoolShared<M> {
         config: &PoolConfig,
         shards: usize,
         this: Weak<PoolShared<M>>,
+        name: String,
     ) -> Self {
         PoolShared {
             manager,
@@ -145,6 +149,7 @@ impl<M: Hooks> PoolShared<M> {
             generations: Mutex::new(BTreeMap::new()),
             counters: CachePadded::new(Counters::default()),
             wait_times: Mutex::new(LatencyHistogram::new()),
+            name,
         }
     }
 }
@@ -174,6 +179,12 @@ pub(in crate::object_pool) enum Counted {
 /// The named operations the faces call: no face reads a field of the
 /// engine.
 impl<M: Hooks> PoolShared<M> {
+    /// The pool's name.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(in crate::object_pool) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The manager's hooks.
     #[inline]
     pub(in crate::object_pool) fn manager(&self) -> &M {
