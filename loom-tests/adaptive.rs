@@ -9,7 +9,8 @@ use sidejob::adaptive::{Adaptive, Window};
 
 /// (w) Two threads each acquire and release a sampled permit while each
 /// release tries to close the window, and the rule flips the limit between
-/// 1 and 2 at every close: usage never exceeds 2, every sample lands in
+/// 1 and 2 at every close (each permit held 1 or 2 ms of mock time):
+/// usage never exceeds 2, every sample lands in
 /// exactly one closed window, and usage returns to 0.
 #[test]
 fn a_window_closing_while_admissions_and_releases_race_loses_no_sample() {
@@ -36,6 +37,11 @@ fn a_window_closing_while_admissions_and_releases_race_loses_no_sample() {
                 thread::spawn(move || match resource.try_acquire_from(start) {
                     Ok(permit) => {
                         holders.enter();
+                        // Held a while: the samples' latencies are not all 0
+                        // (the same each replay: a model must be deterministic).
+                        sidejob::advance_loom_clock(std::time::Duration::from_millis(
+                            1 + start as u64,
+                        ));
                         holders.leave();
                         drop(permit);
                         1

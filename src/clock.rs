@@ -9,8 +9,14 @@
 //! that times nothing is built. It reads the CPU's time-stamp counter where
 //! that is reliable (a few ns a read, raw), else the OS's monotonic clock.
 //!
-//! Under loom, one mock clock that only [`advance_loom_clock`] moves: a
-//! model's outcome depends on its interleaving, never on the time.
+//! Under loom, a mock clock that only [`advance_loom_clock`] moves: a
+//! model's outcome depends on its interleaving, never on the time. Each
+//! test thread has a mock of its own (loom runs a model's threads on the
+//! thread of its test): a model must do the same atomic operations each
+//! time it replays a schedule, and a clock that another model moves from
+//! beside it made the samples' `fetch_min`/`fetch_max` run in one replay
+//! and not the next, which sent loom down a path no execution takes (CI's
+//! loom step once failed the adaptive window model that way).
 
 use quanta::Clock;
 
@@ -19,7 +25,7 @@ use quanta::Clock;
 pub(crate) fn clock() -> &'static Clock {
     #[cfg(sidejob_loom)]
     {
-        &LOOM_CLOCK.get_or_init(Clock::mock).0
+        &loom_clock().0
     }
     #[cfg(not(sidejob_loom))]
     {
@@ -28,13 +34,20 @@ pub(crate) fn clock() -> &'static Clock {
     }
 }
 
+/// This test thread's mock clock and its handle, made on first use and
+/// leaked (one pair per test thread, in loom builds only).
 #[cfg(sidejob_loom)]
-static LOOM_CLOCK: std::sync::OnceLock<(Clock, std::sync::Arc<quanta::Mock>)> =
-    std::sync::OnceLock::new();
+fn loom_clock() -> &'static (Clock, std::sync::Arc<quanta::Mock>) {
+    std::thread_local! {
+        static LOOM_CLOCK: &'static (Clock, std::sync::Arc<quanta::Mock>) =
+            Box::leak(Box::new(Clock::mock()));
+    }
+    LOOM_CLOCK.with(|clock| *clock)
+}
 
-/// Moves the mock clock on by `by` (loom models only).
+/// Moves this test's mock clock on by `by` (loom models only).
 #[cfg(sidejob_loom)]
 #[doc(hidden)]
 pub fn advance_loom_clock(by: std::time::Duration) {
-    LOOM_CLOCK.get_or_init(Clock::mock).1.increment(by);
+    loom_clock().1.increment(by);
 }

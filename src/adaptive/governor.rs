@@ -273,16 +273,10 @@ impl Governor {
         }
     }
 
-    /// The clock a governor reads: the process's one clock; under loom a
-    /// still mock of its own (see [`ALWAYS_DUE`]), never the process's mock
-    /// that the expiry models move while other models run beside them (a
-    /// governor on it failed a model when one ran alongside).
+    /// The clock a governor reads: the process's one clock (under loom,
+    /// the test's mock: see `crate::clock`).
     pub(crate) fn clock() -> Clock {
-        if cfg!(sidejob_loom) {
-            Clock::mock().0
-        } else {
-            crate::clock::clock().clone()
-        }
+        crate::clock::clock().clone()
     }
 }
 
