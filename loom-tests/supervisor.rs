@@ -108,3 +108,23 @@ fn a_shutdown_racing_a_spawn() {
         ));
     });
 }
+
+/// (g'') A shutdown with no deadline and a child that sleeps until asked to
+/// stop: the shutdown's cancellation wakes the child blocked in
+/// `wait_cancelled`, and the child's leave signals the drain the shutdown
+/// waits on. Neither wake may be lost: loom reports a lost one as a
+/// deadlock.
+#[test]
+fn a_shutdown_waits_for_the_child_it_asked_to_stop() {
+    loom::model(|| {
+        let supervisor = Supervisor::builder().capacity(1).shards(1).build().unwrap();
+        let child = supervisor
+            .spawn(|context| context.wait_cancelled(std::time::Duration::MAX))
+            .unwrap();
+        let report = supervisor.shutdown(std::time::Duration::MAX);
+        assert_eq!(report.cancelled, 1);
+        assert!(report.remaining.is_empty());
+        assert_eq!(supervisor.count(), 0);
+        assert!(child.join().unwrap(), "it saw itself cancelled");
+    });
+}

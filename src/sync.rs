@@ -146,6 +146,32 @@ pub(crate) fn wait_timeout<'a, T>(
     }
 }
 
+/// Waits on `condvar` under `mutex` until `ready` says so (checked under
+/// the lock, first before any wait) or `deadline` passes (`None`: no
+/// deadline); whether it was ready. Whoever makes it ready must do so and
+/// notify under `mutex`, so no wake is lost.
+pub(crate) fn wait_until<T>(
+    mutex: &Mutex<T>,
+    condvar: &Condvar,
+    deadline: Option<std::time::Instant>,
+    ready: impl Fn() -> bool,
+) -> bool {
+    let mut guard = lock(mutex);
+    loop {
+        if ready() {
+            return true;
+        }
+        let left = match deadline {
+            Some(deadline) => match deadline.checked_duration_since(std::time::Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return false,
+            },
+            None => std::time::Duration::from_secs(3600),
+        };
+        guard = wait_timeout(condvar, guard, left);
+    }
+}
+
 /// Waits on `condvar`, ignoring poison as [`lock`] does. May wake early;
 /// callers re-check their condition.
 pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {

@@ -1,7 +1,8 @@
-//! [`LiveSet`]: the children alive under a supervisor, with their slots.
-//! Both supervisors are thin faces over it: `Supervisor` keeps each child
-//! thread's shared state in it, `TaskSupervisor` nothing but the ids (and
-//! the wakers of spawned tasks, for an abort).
+//! [`LiveSet`]: the children alive under a supervisor, with their slots,
+//! their [`Cancellation`] and the [`Drain`] that a shutdown or `wait`
+//! waits on. Both supervisors are thin faces over it: `Supervisor` keeps
+//! each child thread's shared state in it, `TaskSupervisor` nothing but the
+//! ids (and the wakers of spawned tasks, for an abort).
 //!
 //! A child takes a slot of the admission core's counter, then joins its
 //! slot's shard's set; it leaves the set and frees the slot in one step,
@@ -18,6 +19,9 @@
 //!   the locks order the two sides, so a child either registers before the
 //!   closer visits its shard or sees the set closed. (`Acquire`/`Release`
 //!   is documentation here; the locks carry the ordering.)
+//! - The close counts the children for the [`Drain`] with every set locked
+//!   at once, and a leaving child reads whether it was counted under its
+//!   own set's lock (see `drain.rs`).
 //! - `aborting` is stored (`Release`) before [`LiveSet::abort_all`] takes
 //!   each set's lock to wake the wakers left there; [`LiveSet::watch`]
 //!   reads it under that lock, and a woken child reads it (`Acquire`) at
@@ -34,6 +38,7 @@ use slab::Slab;
 #[cfg(feature = "tokio")]
 use std::task::Waker;
 
+use super::{Cancellation, Drain};
 use crate::admission::{ShardedCounter, Shares};
 use crate::children::ChildId;
 use crate::sync::{spin_lock, AtomicBool, AtomicU64, Ordering, SpinGuard, SpinLock};
@@ -46,6 +51,10 @@ pub(crate) struct LiveSet<E> {
     /// Set by [`close`](Self::close): read under a shard's lock by a child
     /// registering there.
     closed: AtomicBool,
+    /// The children's generations: what asks them to stop.
+    cancellation: Cancellation,
+    /// Counts the children alive at the close down to the last.
+    drain: Drain,
     /// Set by [`abort_all`](Self::abort_all): read by every poll of a
     /// spawned task, on a line written only then.
     #[cfg(feature = "tokio")]
@@ -182,9 +191,23 @@ impl<E> LiveSet<E> {
                 })
                 .collect(),
             closed: AtomicBool::new(false),
+            cancellation: Cancellation::new(),
+            drain: Drain::new(),
             #[cfg(feature = "tokio")]
             aborting: AtomicBool::new(false),
         }
+    }
+
+    /// The children's cancellation.
+    #[inline]
+    pub(crate) fn cancellation(&self) -> &Cancellation {
+        &self.cancellation
+    }
+
+    /// The wait for the last child once the set is closed.
+    #[inline]
+    pub(crate) fn drain(&self) -> &Drain {
+        &self.drain
     }
 
     /// The slots: capacity, usage and resizing are the counter's.
@@ -250,9 +273,9 @@ impl<E> LiveSet<E> {
     }
 
     /// A child ended: it leaves the set and frees its slot in one step,
-    /// under the set's lock, and is counted. Returns its entry, and whether
-    /// the set is closed (its face then sees whether it was the last).
-    pub(crate) fn remove(&self, place: Place, how: Ended) -> (E, bool) {
+    /// under the set's lock, and is counted; if the close counted it, it
+    /// counts the drain down. Returns its entry.
+    pub(crate) fn remove(&self, place: Place, how: Ended) -> E {
         let shard = place.shard();
         let counts = &self.shards[shard].counts;
         let mut members = spin_lock(&self.shards[shard].members);
@@ -270,13 +293,16 @@ impl<E> LiveSet<E> {
             Ended::Dropped => bump_locked(&counts.cancelled, &members),
         }
         self.slots.release(shard);
+        // Under the lock: see the drain's orderings.
+        let counted = self.drain.counted();
         drop(members);
         // Its waker, if it left one, is dropped outside the lock.
         #[cfg(feature = "tokio")]
         drop(waker);
-        // The removal's lock ordered this after a close that counted the
-        // shard without this child, or before one that will count it gone.
-        (member.entry, self.closed.load(Ordering::Acquire))
+        if counted {
+            self.drain.child_left();
+        }
+        member.entry
     }
 
     /// A registered child never started (the OS refused its thread): it
@@ -294,15 +320,30 @@ impl<E> LiveSet<E> {
         );
         bump_locked(&counts.spawn_failed, &members);
         self.slots.release(shard);
+        let counted = self.drain.counted();
         drop(members);
+        if counted {
+            self.drain.child_left();
+        }
         member.entry
     }
 
-    /// Closes the set: from now on no child registers. The caller then
-    /// visits the sets (`sweep`, `live_counts`) to see who registered before.
+    /// Closes the set: from now on no child registers. Counts the children
+    /// alive, every set locked at once, for the drain, which signals when
+    /// the last of them has left (at once if none). A second close does
+    /// nothing.
     pub(crate) fn close(&self) {
         // Release: see the orderings; the sets' locks carry it.
-        self.closed.store(true, Ordering::Release);
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let sets = self.lock_all();
+        let live = sets.iter().map(|set| set.children.len()).sum();
+        self.drain.start(live);
+        drop(sets);
+        if live == 0 {
+            self.drain.finish();
+        }
     }
 
     /// Whether [`close`](Self::close) was called.

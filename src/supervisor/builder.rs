@@ -71,8 +71,8 @@ impl SupervisorBuilder {
     /// assert!(child.join()?.unwrap().starts_with("job-"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn name(mut self, name: &str) -> Self {
-        self.name = Some(name.to_owned());
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
         self
     }
 

@@ -1,16 +1,20 @@
 //! A [`Supervisor`](crate::Supervisor)'s child as the child sees it: its id
 //! and the context it runs with, and the state it shares with its handle.
 
-use crate::children::ChildId;
+use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::sync::{lock, wait_timeout, AtomicBool, Condvar, Mutex, Ordering};
+use crate::children::ChildId;
+use crate::sync::{AtomicBool, Ordering};
 
-/// What a child and its supervisor share: whether it was asked to stop.
+use super::shared::Shared;
+
+/// What a child, its handle and its supervisor share: how far it got.
+/// Whether it was asked to stop is its generation's, in the live set's
+/// cancellation.
 #[derive(Debug)]
 pub(super) struct ChildState {
-    pub(super) cancelled: AtomicBool,
     pub(super) finished: AtomicBool,
     /// Its thread started: set by `spawn` once the OS started it, so
     /// `which_children` lists it from then on; a child whose thread the OS
@@ -19,29 +23,15 @@ pub(super) struct ChildState {
     /// The OS refused its thread: it never ran, so a shutdown that asked
     /// it to stop does not count it as cancelled.
     pub(super) refused: AtomicBool,
-    pub(super) lock: Mutex<()>,
-    pub(super) wake: Condvar,
 }
 
 impl ChildState {
     pub(super) fn new() -> Self {
         ChildState {
-            cancelled: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             started: AtomicBool::new(false),
             refused: AtomicBool::new(false),
-            lock: Mutex::new(()),
-            wake: Condvar::new(),
         }
-    }
-
-    /// Asks the child to stop, and wakes it if it waits for that.
-    pub(super) fn cancel(&self) {
-        // Under the lock, so a child between its check and its wait cannot
-        // miss the wake-up.
-        let _guard = lock(&self.lock);
-        self.cancelled.store(true, Ordering::Release);
-        self.wake.notify_all();
     }
 
     pub(super) fn mark_finished(&self) {
@@ -74,15 +64,20 @@ impl ChildState {
 /// let _ticks_done = child.join()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct ChildContext {
     id: ChildId,
-    state: Arc<ChildState>,
+    /// The cancellation generation the child was admitted in.
+    generation: u64,
+    shared: Arc<Shared>,
 }
 
 impl ChildContext {
-    pub(super) fn new(id: ChildId, state: Arc<ChildState>) -> Self {
-        ChildContext { id, state }
+    pub(super) fn new(id: ChildId, generation: u64, shared: Arc<Shared>) -> Self {
+        ChildContext {
+            id,
+            generation,
+            shared,
+        }
     }
 
     /// This child's id.
@@ -111,7 +106,10 @@ impl ChildContext {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        self.state.cancelled.load(Ordering::Acquire)
+        self.shared
+            .live
+            .cancellation()
+            .is_cancelled(self.generation)
     }
 
     /// Sleeps until the supervisor asks this child to stop, or `timeout`
@@ -129,20 +127,18 @@ impl ChildContext {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn wait_cancelled(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut guard = lock(&self.state.lock);
-        loop {
-            if self.is_cancelled() {
-                return true;
-            }
-            let left = match deadline {
-                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => left,
-                    _ => return false,
-                },
-                None => Duration::from_secs(3600),
-            };
-            guard = wait_timeout(&self.state.wake, guard, left);
-        }
+        self.shared
+            .live
+            .cancellation()
+            .wait_cancelled(self.generation, timeout)
+    }
+}
+
+impl fmt::Debug for ChildContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildContext")
+            .field("id", &self.id)
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }

@@ -14,16 +14,17 @@
 //! The live set and its slots are the shared mechanism of both supervisors
 //! (`crate::children::LiveSet`); each child keeps its state (`child.rs`)
 //! in it. Shutdown closes the set, then reads every child in every shard's
-//! set under that set's lock, and cancels each. A spawn checks the set is
+//! set under that set's lock, and cancels their generation (the live set's
+//! cancellation, which the async face shares). A spawn checks the set is
 //! open under the same lock before it registers. So each child is either
 //! registered before its shard is swept, and cancelled, or refused.
 //!
 //! # Orderings
 //!
-//! The live set's (`children/live_set.rs`) and `shared.rs`'s. A child's `cancelled` and `finished` flags
-//! are `Release`/`Acquire`, so a child that sees itself cancelled, or a
-//! spawner that sees it finished, also sees what happened before. The
-//! counters are `Relaxed` figures.
+//! The live set's (`children/live_set.rs`, with its cancellation's and its
+//! drain's) and `shared.rs`'s. A child's `finished` flag is
+//! `Release`/`Acquire`, so a spawner that sees it finished also sees what
+//! happened before. The counters are `Relaxed` figures.
 //!
 //! # Design
 //!
@@ -44,13 +45,13 @@
 //!   its message reaches `join` as `ChildPanicked`. Dropping a handle
 //!   detaches the child; the live set keeps tracking it until it ends.
 //! * **Shutdown(grace).** Close the set, read every child registered before
-//!   (each set under its lock) and cancel each. Cancellation is cooperative:
-//!   `ChildContext::is_cancelled`, or `wait_cancelled(timeout)` to sleep
-//!   until asked. The call then waits, on a condition variable that exiting
-//!   children signal while the set is closed, until no child lives or the
-//!   grace runs out, and until every start under way resolved (the OS
-//!   started the thread or refused it), so the report knows which ran. It
-//!   reports the children still running, which stay tracked.
+//!   (each set under its lock) and cancel their generation. Cancellation is
+//!   cooperative: `ChildContext::is_cancelled`, or `wait_cancelled(timeout)`
+//!   to sleep until asked. The call then waits for the live set's drain
+//!   (the close counted the children; the last of them to leave signals)
+//!   until the grace runs out, and until every start under way resolved
+//!   (the OS started the thread or refused it), so the report knows which
+//!   ran. It reports the children still running, which stay tracked.
 //! * **Capacity** can change at run time (`set_capacity`, with the
 //!   `Resource` semantics: nothing is stopped, and spawns are refused until
 //!   fewer than the new capacity live).
@@ -193,6 +194,9 @@ impl Supervisor {
             Err(Refused::Overload) => return Err(SpawnError::Overload(child)),
         };
         let state = Arc::new(ChildState::new());
+        // Read before the registration: a shutdown closes the set, then
+        // cancels, so a child it swept holds a generation it cancels.
+        let generation = shared.live.cancellation().generation();
         let Some(place) = shared.register(shard, &state) else {
             return Err(SpawnError::Closed(child));
         };
@@ -207,7 +211,7 @@ impl Supervisor {
             move || {
                 let child = lock(&closure).take().expect("a child's closure runs once");
                 drop(closure);
-                let context = ChildContext::new(id, Arc::clone(&state));
+                let context = ChildContext::new(id, generation, Arc::clone(&shared));
                 // Marked by the child itself too: it finds itself listed.
                 state.started.store(true, Ordering::Release);
                 let outcome = catch_unwind(AssertUnwindSafe(|| child(&context))).map_err(|panic| {
@@ -437,25 +441,14 @@ impl Supervisor {
         // lock (one registering after sees the set closed); asked to stop
         // outside the locks.
         let asked = shared.live.entries();
-        for state in &asked {
-            state.cancel();
-        }
-        let deadline = Instant::now().checked_add(grace);
-        let mut guard = lock(&shared.exit_lock);
-        // A child that ends takes `exit_lock` to wake us, so checking the
-        // count under it cannot miss the last exit.
-        while shared.live.live_count() > 0 {
-            let left = match deadline {
-                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => left,
-                    _ => break,
-                },
-                None => Duration::from_secs(3600),
-            };
-            guard = wait_timeout(&shared.exits, guard, left);
-        }
+        shared.live.cancellation().cancel_all();
+        shared
+            .live
+            .drain()
+            .wait_until(Instant::now().checked_add(grace));
         // Every swept child's start resolved (the OS started its thread or
         // refused it: a system call's time), so the report knows which ran.
+        let mut guard = lock(&shared.exit_lock);
         while shared.starting.load(Ordering::SeqCst) > 0 {
             guard = wait_timeout(&shared.exits, guard, Duration::from_millis(10));
         }

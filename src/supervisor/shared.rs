@@ -1,6 +1,7 @@
-//! What a supervisor and its children share: the live set (the slots, and
-//! per shard the children and their counters: see `crate::children`), each
-//! child's state kept in it, and what a shutdown waits on.
+//! What a supervisor and its children share: the live set (the slots, per
+//! shard the children and their counters, their cancellation and the drain
+//! a shutdown waits on: see `crate::children`), each child's state kept in
+//! it, and the starts a shutdown waits to resolve.
 //!
 //! # Orderings
 //!
@@ -11,9 +12,8 @@
 //!   (under its set's lock, after the registration) reads it raised until
 //!   the start resolved. It is read and lowered under no common lock, so
 //!   whoever lowers it always wakes a shutdown (`start_resolved`).
-//! - A child that ends reads `closed` after unlocking its set; a shutdown
-//!   stores it before locking every set to count them: one of the two
-//!   sees the other (the locks order them), so an end is never missed.
+//! - A shutdown waits for the live set's drain (`children/drain.rs`),
+//!   which the last child the close counted signals as it leaves.
 
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use super::child::ChildState;
 pub(super) struct Shared {
     /// The slots and the children alive, each with its state.
     pub(super) live: LiveSet<Arc<ChildState>>,
-    /// Wakes a shutdown waiting for children to end.
+    /// Wakes a shutdown waiting for the starts under way to resolve.
     pub(super) exits: Condvar,
     pub(super) exit_lock: Mutex<()>,
     /// Children registering, or registered, whose thread the OS has not
@@ -69,18 +69,15 @@ impl Shared {
         }
     }
 
-    /// A child ended: it leaves the live set and frees its slot (counted),
-    /// and a shutdown waiting for children hears of it.
+    /// A child ended: it leaves the live set and frees its slot (counted);
+    /// the last one a shutdown waits for signals the drain.
     pub(super) fn child_ended(&self, place: Place, panicked: bool) {
         let how = if panicked {
             Ended::Panicked
         } else {
             Ended::Completed
         };
-        let (_state, closed) = self.live.remove(place, how);
-        if closed {
-            self.wake_shutdown();
-        }
+        self.live.remove(place, how);
     }
 
     /// The OS started a registered child's thread, or refused it. Wakes a
@@ -102,16 +99,5 @@ impl Shared {
         // Before a shutdown reads it (after `start_resolved`): it never
         // ran, so a shutdown that asked it to stop does not count it.
         state.refused.store(true, Ordering::Release);
-        // A shutdown waiting for the live set must hear of it as of an end.
-        self.wake_shutdown();
-    }
-
-    /// A shutdown waits for the live set to empty, and for every start to
-    /// resolve: each removal and each resolution wakes it.
-    fn wake_shutdown(&self) {
-        if self.live.is_closed() {
-            let _guard = lock(&self.exit_lock);
-            self.exits.notify_all();
-        }
     }
 }

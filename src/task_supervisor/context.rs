@@ -74,7 +74,10 @@ impl TaskContext {
     /// # });
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        self.anchor.is_cancelled(self.generation)
+        self.anchor
+            .live
+            .cancellation()
+            .is_cancelled(self.generation)
     }
 
     /// A future that resolves once the supervisor asks this task to stop.
@@ -97,7 +100,7 @@ impl TaskContext {
     /// # });
     /// ```
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
-        let token = self.anchor.token_for(self.generation);
+        let token = self.anchor.live.cancellation().token_for(self.generation);
         async move {
             if let Some(token) = token {
                 token.cancelled_owned().await;

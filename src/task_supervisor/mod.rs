@@ -235,7 +235,7 @@ impl TaskSupervisor {
         };
         let context = TaskContext::new(
             child.place().id,
-            self.shared.current_generation(),
+            self.shared.live.cancellation().generation(),
             Arc::clone(child.anchor()),
         );
         // A panicking closure: the slot is freed and the child counted as
@@ -353,7 +353,7 @@ impl TaskSupervisor {
     /// # });
     /// ```
     pub fn cancel_all(&self) {
-        self.shared.cancel_all();
+        self.shared.live.cancellation().cancel_all();
     }
 
     /// Refuses new children from now on ([`SpawnError::Closed`]); cancels
@@ -368,10 +368,8 @@ impl TaskSupervisor {
     /// assert!(matches!(supervisor.try_track(|_| async {}), Err(sidejob::SpawnError::Closed(_))));
     /// ```
     pub fn close(&self) {
+        // Counts the children alive for the drain `wait` awaits.
         self.shared.live.close();
-        // Counted under each live set's lock, after it closed: see
-        // `children/live_set.rs`'s orderings.
-        self.shared.signal_if_idle();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -407,7 +405,7 @@ impl TaskSupervisor {
     /// # });
     /// ```
     pub fn wait(&self) -> impl Future<Output = ()> + Send + 'static {
-        self.shared.idle.clone().cancelled_owned()
+        self.shared.live.drain().wait()
     }
 
     /// The in, out and rejected rates of the last whole second, and the
