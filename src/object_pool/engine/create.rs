@@ -12,12 +12,13 @@
 use std::hash::BuildHasher;
 use std::panic::resume_unwind;
 
-use crate::sync::{lock, Ordering};
+use crate::sync::lock;
 
 use super::super::error::TakeError;
+use super::counters::Counted;
 use super::hooks::Hooks;
 use super::member::{Member, MemberBox};
-use super::shared::{bump, nanos, PoolShared};
+use super::shared::{nanos, PoolShared};
 
 /// What a call to [`Manager::create`] came to: its result, or its panic.
 pub(in crate::object_pool) type Made<M> =
@@ -35,17 +36,17 @@ impl<M: Hooks> PoolShared<M> {
         let counters = &self.counters;
         match made {
             Ok(Ok(object)) => {
-                bump(&counters.creates);
+                counters.count(Counted::Create);
                 let (generation, expires) = self.birth();
                 Ok(Member::boxed(object, shard, generation, expires))
             }
             Ok(Err(error)) => {
-                bump(&counters.create_failures);
+                counters.count(Counted::CreateFailure);
                 self.free_slot(shard);
                 Err(TakeError::Create(error))
             }
             Err(panic) => {
-                bump(&counters.create_failures);
+                counters.count(Counted::CreateFailure);
                 self.free_slot(shard);
                 resume_unwind(panic)
             }
@@ -55,7 +56,7 @@ impl<M: Hooks> PoolShared<M> {
     /// A new object's generation and expiry, and its count in its
     /// generation.
     pub(in crate::object_pool) fn birth(&self) -> (u64, u64) {
-        let generation = self.gate.generation.load(Ordering::Relaxed);
+        let generation = self.gate.generation();
         *lock(&self.generations).entry(generation).or_insert(0) += 1;
         let config = self.config.load();
         let expires = match config.max_lifetime {
@@ -67,7 +68,7 @@ impl<M: Hooks> PoolShared<M> {
                 } else {
                     std::collections::hash_map::RandomState::new().hash_one(generation) % jitter
                 };
-                let now = self.gate.clock.precise();
+                let now = self.gate.clock().precise();
                 now.saturating_add(nanos(lifetime) - shortened)
             }
         };
@@ -77,8 +78,8 @@ impl<M: Hooks> PoolShared<M> {
     /// Its waiter gives up on a creation: counted, and no longer one the
     /// maintainer counts on to refill.
     pub(in crate::object_pool) fn abandon(&self) {
-        bump(&self.counters.create_timeouts);
-        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+        self.counters.count(Counted::CreateTimeout);
+        self.counters.abandoned();
     }
 
     /// What a creation nobody waits for any more made: the object is
@@ -87,13 +88,13 @@ impl<M: Hooks> PoolShared<M> {
     pub(in crate::object_pool) fn dispose_late(&self, shard: usize, late: Made<M>) {
         match late {
             Ok(Ok(object)) => {
-                bump(&self.counters.creates);
+                self.counters.count(Counted::Create);
                 let (generation, expires) = self.birth();
                 // A panicking `destroy` has nobody to go on to.
                 let _ = self.destroy(Member::boxed(object, shard, generation, expires));
             }
             Ok(Err(_)) | Err(_) => {
-                bump(&self.counters.create_failures);
+                self.counters.count(Counted::CreateFailure);
                 self.free_slot(shard);
             }
         }

@@ -7,9 +7,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::lock;
 
+use super::counters::Counted;
 use super::hooks::Hooks;
 use super::member::{Member, MemberBox};
-use super::shared::{bump, PoolShared};
+use super::shared::PoolShared;
 
 impl<M: Hooks> PoolShared<M> {
     /// Destroys `idle` and frees its slot; hands back a panic from
@@ -29,7 +30,7 @@ impl<M: Hooks> PoolShared<M> {
             ..
         } = CachePadded::into_inner(*idle);
         let outcome = catch_unwind(AssertUnwindSafe(|| self.manager.destroy_object(object)));
-        bump(&self.counters.destroyed);
+        self.counters.count(Counted::Destroyed);
         self.bury(generation);
         self.free_slot(shard);
         outcome

@@ -1,12 +1,13 @@
 //! Returning an object: checked by the manager, then pushed on its own
 //! stack (or the tag shelf), handed to a waiter, or destroyed.
 
-use crate::sync::{lock, spin_lock, Ordering};
+use crate::sync::{lock, spin_lock};
 
+use super::counters::Counted;
 use super::held::Held;
 use super::hooks::Hooks;
 use super::member::MemberBox;
-use super::shared::{bump, PoolShared};
+use super::shared::PoolShared;
 use super::wait_queue::Handoff;
 
 impl<M: Hooks> PoolShared<M> {
@@ -68,13 +69,9 @@ impl<M: Hooks> PoolShared<M> {
         stack: usize,
     ) {
         let gate = &self.gate;
-        idle.idle_since = gate.clock.coarse();
+        idle.idle_since = gate.clock().coarse();
         let mut top = spin_lock(&self.idle[stack]);
-        if gate.waiting.load(Ordering::Relaxed) == 0
-            && !gate.closed.load(Ordering::Relaxed)
-            && !gate.oversized.load(Ordering::Relaxed)
-            && gate.generation.load(Ordering::Relaxed) == idle.generation
-        {
+        if gate.keeps_idle(idle.generation) {
             top.members.push(idle);
             return;
         }
@@ -88,13 +85,13 @@ impl<M: Hooks> PoolShared<M> {
     #[cold]
     #[inline(never)]
     pub(in crate::object_pool) fn put_special(&self, mut idle: MemberBox<M::Object>, stack: usize) {
-        if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
+        if idle.may_expire() && self.gate.clock().precise() >= idle.expires {
             return self.expire(idle);
         }
         if idle.tag.is_none() {
             return self.put_on_stack(idle, stack);
         }
-        idle.idle_since = self.gate.clock.coarse();
+        idle.idle_since = self.gate.clock().coarse();
         self.put_tagged(idle, stack);
     }
 
@@ -104,12 +101,7 @@ impl<M: Hooks> PoolShared<M> {
         let shelf = self.tags.get().expect("a tagged object implies the shelf");
         let generation = idle.generation;
         let gate = &self.gate;
-        let shelved = shelf.put(idle, &|| {
-            gate.waiting.load(Ordering::Relaxed) == 0
-                && !gate.closed.load(Ordering::Relaxed)
-                && !gate.oversized.load(Ordering::Relaxed)
-                && gate.generation.load(Ordering::Relaxed) == generation
-        });
+        let shelved = shelf.put(idle, &|| gate.keeps_idle(generation));
         if let Err(idle) = shelved {
             self.put_idle_cold(idle, stack);
         }
@@ -125,16 +117,16 @@ impl<M: Hooks> PoolShared<M> {
             return;
         }
         let mut queue = lock(&self.waiters);
-        let stale = self.gate.generation.load(Ordering::Relaxed) != idle.generation;
-        if self.gate.closed.load(Ordering::Relaxed) || stale {
+        let stale = self.gate.generation() != idle.generation;
+        if self.gate.is_closed() || stale {
             drop(queue);
             self.destroy_or_resume(idle);
             return;
         }
         let served = queue.serve(Handoff::Object(idle));
-        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        self.gate.set_waiting(queue.len());
         let mut idle = match served {
-            Ok(()) => return bump(&self.counters.direct_takes),
+            Ok(()) => return self.counters.count(Counted::DirectTake),
             Err(Handoff::Object(idle)) => idle,
             Err(_) => unreachable!("serve hands back what it was given"),
         };
@@ -144,11 +136,8 @@ impl<M: Hooks> PoolShared<M> {
         // lock.
         let gate = &self.gate;
         let generation = idle.generation;
-        let admit = || {
-            !gate.closed.load(Ordering::Relaxed)
-                && gate.generation.load(Ordering::Relaxed) == generation
-        };
-        idle.idle_since = self.gate.clock.coarse();
+        let admit = || !gate.is_closed() && gate.generation() == generation;
+        idle.idle_since = self.gate.clock().coarse();
         if idle.tag.is_some() {
             let shelf = self.tags.get().expect("a tagged object implies the shelf");
             if let Err(idle) = shelf.put(idle, &admit) {

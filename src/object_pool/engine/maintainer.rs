@@ -8,25 +8,20 @@
 
 use std::time::Instant;
 
-use crate::sync::{spin_lock, Ordering};
+use crate::sync::spin_lock;
 
 use super::backoff::{Pause, RefillBackoff};
+use super::counters::Counted;
 use super::hooks::Hooks;
-use super::shared::{bump, nanos, PoolShared};
+use super::shared::{nanos, PoolShared};
 
 impl<M: Hooks> PoolShared<M> {
     /// Whether fewer than `min_idle` untagged objects are idle or being
     /// made for the idle stacks.
     pub(in crate::object_pool) fn short_of_min_idle(&self) -> bool {
         let min_idle = self.config.load().min_idle;
-        let counters = &self.counters;
-        // Abandoned creations make nothing to keep. Each count moves on
-        // its own, so the difference may be briefly below zero.
-        let creating = counters
-            .creating
-            .load(Ordering::Relaxed)
-            .saturating_sub(counters.abandoned.load(Ordering::Relaxed));
-        self.untagged_idle_count() + creating < min_idle
+        // Abandoned creations make nothing to keep.
+        self.untagged_idle_count() + self.counters.creating_to_keep() < min_idle
     }
 
     /// Destroys idle objects whose lifetime ran out, and objects idle longer
@@ -37,7 +32,7 @@ impl<M: Hooks> PoolShared<M> {
         if config.idle_timeout.is_none() && config.max_lifetime.is_none() {
             return;
         }
-        let now = self.gate.clock.tick();
+        let now = self.gate.clock().tick();
         // A stamp can be one interval early (see `clock.rs`).
         let idle_limit = config
             .idle_timeout
@@ -77,7 +72,7 @@ impl<M: Hooks> PoolShared<M> {
             self.expire(idle);
         }
         for idle in reaped {
-            bump(&self.counters.reaped);
+            self.counters.count(Counted::Reaped);
             let _ = self.destroy(idle);
         }
     }
@@ -130,7 +125,7 @@ impl<M: Hooks> PoolShared<M> {
                 backoff.succeeded();
             }
             Err(RefillFailed) => {
-                bump(&self.counters.failed_refills);
+                self.counters.count(Counted::FailedRefill);
                 if !backoff.is_backing_off() {
                     crate::events::warn_event!(
                         target: "sidejob::object_pool",
@@ -152,7 +147,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// The untagged objects that tagged takes took, to be replaced now.
     pub(in crate::object_pool) fn take_replenish(&self) -> usize {
-        self.counters.replenish.swap(0, Ordering::Relaxed)
+        self.counters.take_replenish()
     }
 
     /// What one replacing creation came to, with `left` more to make:
@@ -165,7 +160,7 @@ impl<M: Hooks> PoolShared<M> {
     ) -> Result<bool, RefillFailed> {
         let go_on = made.go_on();
         if go_on.is_err() && left > 0 {
-            self.counters.replenish.fetch_add(left, Ordering::Relaxed);
+            self.counters.replenish_more(left);
         }
         go_on
     }

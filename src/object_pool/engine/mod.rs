@@ -1,7 +1,9 @@
 //! The engine both pool faces share: [`PoolShared`] (`shared.rs`), whose
 //! methods are split by concern over this folder's files.
 //!
-//! * `shared.rs`: the core itself, its gate and its counters;
+//! * `shared.rs`: the core itself; `gate.rs`, the line every return reads
+//!   (clock, closed, waiting, generation, settings), and `counters.rs`, the
+//!   slow-path figures: each a component whose fields are its own;
 //! * `member.rs`, `held.rs`: an object's box from creation to destruction,
 //!   and the cell a guard holds it in;
 //! * `idle_stacks.rs`, `tag_shelf.rs`: where idle objects wait, untagged
@@ -24,8 +26,10 @@
 
 mod backoff;
 mod clock;
+mod counters;
 mod create;
 mod destroy;
+mod gate;
 mod give_back;
 mod held;
 mod hooks;
@@ -45,6 +49,7 @@ mod waiters;
 
 // What the faces drive the engine with.
 pub(super) use backoff::RefillBackoff;
+pub(super) use counters::Counted;
 pub(super) use create::Made;
 pub(super) use held::Held;
 pub(super) use hooks::Hooks;
@@ -53,7 +58,7 @@ pub(super) use hooks::TagHooks;
 pub(super) use maintainer::{Background, Refill, RefillFailed};
 pub(super) use maintainer_wake::Wake;
 pub(super) use member::MemberBox;
-pub(super) use shared::{Counted, PoolShared};
+pub(super) use shared::PoolShared;
 pub(super) use tag_shelf::tag_of;
 pub(super) use wait_queue::{Handoff, WaitCell};
 pub(super) use waiters::{Joined, Served};

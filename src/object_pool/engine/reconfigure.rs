@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::admission::check_capacity;
 use crate::error::BuildError;
-use crate::sync::{lock, Ordering};
+use crate::sync::lock;
 
 use super::super::config::{max_size_error, PoolConfig};
 use super::hooks::Hooks;
@@ -30,19 +30,15 @@ impl<M: Hooks> PoolShared<M> {
         check_capacity(new.max_size).map_err(max_size_error)?;
         start_maintainer(&new)?;
         shared.config.store(Arc::new(new.clone()));
-        shared.gate.min_idle.store(new.min_idle, Ordering::Relaxed);
-        shared
-            .gate
-            .check_on_take
-            .store(new.check_on_take, Ordering::Relaxed);
+        shared.gate.set_settings(new.min_idle, new.check_on_take);
         // Once lifetimes were on, objects with one may remain: keep checking.
         if new.needs_after_pop() || old.max_lifetime.is_some() {
-            shared.gate.after_pop.store(true, Ordering::Relaxed);
+            shared.gate.set_after_pop();
         }
         if new.queue_max < old.queue_max {
             let mut queue = lock(&shared.waiters);
             queue.refuse_beyond(new.queue_max);
-            shared.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            shared.gate.set_waiting(queue.len());
         }
         let mut panic = None;
         if new.max_size > old.max_size {
@@ -54,7 +50,7 @@ impl<M: Hooks> PoolShared<M> {
         } else if new.max_size < old.max_size {
             // The flag first, so that no slot freed meanwhile goes to a
             // waiter (see `free_slot`).
-            shared.gate.oversized.store(true, Ordering::Relaxed);
+            shared.gate.set_oversized(true);
             shared
                 .slots
                 .set_capacity(new.max_size)
@@ -72,7 +68,7 @@ impl<M: Hooks> PoolShared<M> {
     /// once, ones in use when they come back. A panic from a `destroy`
     /// goes on once every idle object is dealt with.
     pub(in crate::object_pool) fn retire_all(&self) {
-        self.gate.generation.fetch_add(1, Ordering::Relaxed);
+        self.gate.next_generation();
         if let Some(panic) = self.sweep_idle() {
             resume_unwind(panic);
         }
@@ -81,7 +77,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// How many objects made before the last `retire_all` still exist.
     pub(in crate::object_pool) fn stale_count(&self) -> usize {
-        let current = self.gate.generation.load(Ordering::Relaxed);
+        let current = self.gate.generation();
         lock(&self.generations)
             .range(..current)
             .map(|(_, alive)| alive)

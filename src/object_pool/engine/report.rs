@@ -2,9 +2,10 @@
 //! counters ([`ObjectPoolStats`]) and what the rates sampler reads.
 
 use crate::rates::Sample;
-use crate::sync::{lock, spin_lock, AtomicU64, Ordering};
+use crate::sync::{lock, spin_lock};
 
 use super::super::status::{ObjectPoolStats, PoolStatus};
+use super::counters::Counted;
 use super::hooks::Hooks;
 use super::shared::PoolShared;
 
@@ -25,7 +26,7 @@ impl<M: Hooks> PoolShared<M> {
     pub(in crate::object_pool) fn status(&self) -> PoolStatus {
         let tagged = self.tagged_idle_count();
         let idle = self.untagged_idle_count() + tagged;
-        let creating = self.counters.creating.load(Ordering::Relaxed);
+        let creating = self.counters.creating();
         let size = self.slots.usage();
         PoolStatus {
             max_size: self.slots.capacity(),
@@ -34,7 +35,7 @@ impl<M: Hooks> PoolShared<M> {
             tagged,
             in_use: size.saturating_sub(idle + creating),
             creating,
-            waiting: self.gate.waiting.load(Ordering::Relaxed),
+            waiting: self.gate.waiting(),
         }
     }
 
@@ -42,8 +43,8 @@ impl<M: Hooks> PoolShared<M> {
     fn takes(&self) -> u64 {
         let counters = &self.counters;
         let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
-        (stack_takes + counters.direct_takes.load(Ordering::Relaxed))
-            .saturating_sub(counters.discarded_pops.load(Ordering::Relaxed))
+        (stack_takes + counters.read(Counted::DirectTake))
+            .saturating_sub(counters.read(Counted::DiscardedPop))
     }
 
     /// What the rates sampler reads of a pool: objects taken, takes refused
@@ -55,8 +56,7 @@ impl<M: Hooks> PoolShared<M> {
         let takes = self.takes();
         Sample {
             accepted: takes,
-            rejected: counters.rejected.load(Ordering::Relaxed)
-                + counters.timeouts.load(Ordering::Relaxed),
+            rejected: counters.read(Counted::Rejected) + counters.read(Counted::Timeout),
             completed: takes.saturating_sub(in_use as u64),
             usage: in_use,
         }
@@ -64,22 +64,21 @@ impl<M: Hooks> PoolShared<M> {
 
     pub(in crate::object_pool) fn stats(&self) -> ObjectPoolStats {
         let counters = &self.counters;
-        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         ObjectPoolStats {
             takes: self.takes(),
-            waits: read(&counters.waits),
-            timeouts: read(&counters.timeouts),
-            rejected: read(&counters.rejected),
-            creates: read(&counters.creates),
-            create_failures: read(&counters.create_failures),
-            failed_refills: read(&counters.failed_refills),
-            destroyed: read(&counters.destroyed),
-            reaped: read(&counters.reaped),
-            expired: read(&counters.expired),
-            evicted: read(&counters.evicted),
-            failed_take_checks: read(&counters.failed_take_checks),
-            create_timeouts: read(&counters.create_timeouts),
-            cancelled: read(&counters.cancelled),
+            waits: counters.read(Counted::Wait),
+            timeouts: counters.read(Counted::Timeout),
+            rejected: counters.read(Counted::Rejected),
+            creates: counters.read(Counted::Create),
+            create_failures: counters.read(Counted::CreateFailure),
+            failed_refills: counters.read(Counted::FailedRefill),
+            destroyed: counters.read(Counted::Destroyed),
+            reaped: counters.read(Counted::Reaped),
+            expired: counters.read(Counted::Expired),
+            evicted: counters.read(Counted::Evicted),
+            failed_take_checks: counters.read(Counted::FailedTakeCheck),
+            create_timeouts: counters.read(Counted::CreateTimeout),
+            cancelled: counters.read(Counted::Cancelled),
             wait: lock(&self.wait_times).summary(),
         }
     }

@@ -11,10 +11,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::admission::{ShardedCounter, Shares};
 use crate::latency::LatencyHistogram;
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::Mutex;
 
 use super::super::config::PoolConfig;
-use super::clock::PoolClock;
+use super::counters::{Counted, Counters};
+use super::gate::Gate;
 use super::hooks::Hooks;
 use super::idle_stacks::{idle_stacks, IdleStacks};
 use super::maintainer_wake::Maintenance;
@@ -52,69 +53,6 @@ pub(in crate::object_pool) struct PoolShared<M: Hooks> {
     pub(super) name: String,
 }
 
-#[derive(Debug)]
-pub(in crate::object_pool) struct Gate {
-    /// The pool clock; its coarse reading, which a return stamps, lives on
-    /// this line, which the return reads anyway.
-    pub(super) clock: PoolClock,
-    pub(super) closed: AtomicBool,
-    /// The wait queue's length; see the module's `# Protocol`.
-    pub(super) waiting: AtomicUsize,
-    /// Raised by `retire_all`; an object of an older generation is
-    /// destroyed when it comes back.
-    pub(super) generation: AtomicU64,
-    /// `min_idle`'s value, for takes to know whether to nudge the
-    /// maintainer without loading the configuration.
-    pub(super) min_idle: AtomicUsize,
-    /// Whether a pop needs the cold path: `min_idle` is set (nudge the
-    /// maintainer), some object may have a lifetime (check it), or objects
-    /// are checked on take.
-    pub(super) after_pop: AtomicBool,
-    /// `check_on_take`'s value, read by the cold take paths.
-    pub(super) check_on_take: AtomicBool,
-    /// Set while `max_size` was lowered below the size: returned objects
-    /// are destroyed until the pool fits.
-    pub(super) oversized: AtomicBool,
-}
-
-/// Slow-path counters; fast-path takes are counted on the idle stacks.
-#[derive(Debug, Default)]
-pub(in crate::object_pool) struct Counters {
-    /// Takes served by a creation or a hand-off rather than a stack.
-    pub(super) direct_takes: AtomicU64,
-    pub(super) waits: AtomicU64,
-    pub(super) timeouts: AtomicU64,
-    pub(super) rejected: AtomicU64,
-    pub(super) creates: AtomicU64,
-    pub(super) create_failures: AtomicU64,
-    /// Refill and replenishment rounds that a failed creation ended.
-    pub(super) failed_refills: AtomicU64,
-    pub(super) destroyed: AtomicU64,
-    pub(super) reaped: AtomicU64,
-    pub(super) expired: AtomicU64,
-    /// Pops of objects not handed out, expired or failing the check on
-    /// take (counted as takes on their stack or the shelf, so subtracted).
-    pub(super) discarded_pops: AtomicU64,
-    /// Idle objects that failed `check_on_take`, destroyed.
-    pub(super) failed_take_checks: AtomicU64,
-    pub(super) evicted: AtomicU64,
-    /// Creations given up on at a deadline.
-    pub(super) create_timeouts: AtomicU64,
-    /// Async takes dropped after their first poll, before they finished.
-    pub(super) cancelled: AtomicU64,
-    pub(super) creating: AtomicUsize,
-    /// Of those, creations their waiter gave up on: their objects will be
-    /// destroyed, so a refill does not count on them.
-    pub(super) abandoned: AtomicUsize,
-    /// Untagged objects that tagged takes took, to be replaced in the
-    /// background.
-    pub(super) replenish: AtomicUsize,
-}
-
-pub(in crate::object_pool) fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
 impl<M: Hooks> PoolShared<M> {
     /// The engine of a pool of `manager`'s objects with `config`'s limits
     /// over `shards` shards, both checked; `this` is the `Arc` it is made
@@ -131,16 +69,7 @@ impl<M: Hooks> PoolShared<M> {
             this,
             slots: ShardedCounter::new(config.max_size, shards, Shares::default()),
             idle: idle_stacks(shards),
-            gate: CachePadded::new(Gate {
-                clock: PoolClock::new(),
-                closed: AtomicBool::new(false),
-                waiting: AtomicUsize::new(0),
-                generation: AtomicU64::new(0),
-                min_idle: AtomicUsize::new(config.min_idle),
-                after_pop: AtomicBool::new(config.needs_after_pop()),
-                check_on_take: AtomicBool::new(config.check_on_take),
-                oversized: AtomicBool::new(false),
-            }),
+            gate: CachePadded::new(Gate::new(config)),
             waiters: Mutex::new(WaitQueue::new()),
             config: ArcSwap::from_pointee(config.clone()),
             reconfiguring: Mutex::new(()),
@@ -152,28 +81,6 @@ impl<M: Hooks> PoolShared<M> {
             name,
         }
     }
-}
-
-/// What a face counts on the engine's slow-path counters.
-#[derive(Debug, Clone, Copy)]
-pub(in crate::object_pool) enum Counted {
-    /// A take served by a creation or a hand-off rather than a stack.
-    DirectTake,
-    /// A take that timed out.
-    Timeout,
-    /// A take refused at once.
-    Rejected,
-    /// A creation that failed (the async face's; the blocking face's are
-    /// counted where its creations are).
-    #[cfg(feature = "tokio")]
-    CreateFailure,
-    /// A creation given up on at its deadline (as `CreateFailure`).
-    #[cfg(feature = "tokio")]
-    CreateTimeout,
-    /// A pop not handed out (counted as a take on its stack).
-    DiscardedPop,
-    /// An idle object that failed `check_on_take`.
-    FailedTakeCheck,
 }
 
 /// The named operations the faces call: no face reads a field of the
@@ -200,24 +107,20 @@ impl<M: Hooks> PoolShared<M> {
     /// Whether the pool was closed.
     #[inline]
     pub(in crate::object_pool) fn is_closed(&self) -> bool {
-        // Relaxed: a hint on the slow paths; the protocol reads it under
-        // the locks it names (see the face's `# Orderings`).
-        self.gate.closed.load(Ordering::Relaxed)
+        self.gate.is_closed()
     }
 
     /// Whether idle objects are checked before they are handed out.
     #[inline]
     pub(in crate::object_pool) fn checks_on_take(&self) -> bool {
-        // Relaxed: a setting, read as a hint (see `reconfigure.rs`).
-        self.gate.check_on_take.load(Ordering::Relaxed)
+        self.gate.check_on_take()
     }
 
     /// Whether a pop needs the cold path (see `Gate::after_pop`).
     #[cfg(feature = "tokio")]
     #[inline]
     pub(in crate::object_pool) fn pops_need_care(&self) -> bool {
-        // Relaxed: as `checks_on_take`.
-        self.gate.after_pop.load(Ordering::Relaxed)
+        self.gate.after_pop()
     }
 
     /// The limits and timers now.
@@ -246,41 +149,29 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Counts `what` on the slow-path counters.
     pub(in crate::object_pool) fn count(&self, what: Counted) {
-        let counters = &self.counters;
-        bump(match what {
-            Counted::DirectTake => &counters.direct_takes,
-            Counted::Timeout => &counters.timeouts,
-            Counted::Rejected => &counters.rejected,
-            #[cfg(feature = "tokio")]
-            Counted::CreateFailure => &counters.create_failures,
-            #[cfg(feature = "tokio")]
-            Counted::CreateTimeout => &counters.create_timeouts,
-            Counted::DiscardedPop => &counters.discarded_pops,
-            Counted::FailedTakeCheck => &counters.failed_take_checks,
-        });
+        self.counters.count(what);
     }
 
     /// The count of async takes dropped after their first poll, for the
     /// watch a take keeps (see `async_pool/take.rs`).
     #[cfg(feature = "tokio")]
-    pub(in crate::object_pool) fn cancelled_takes(&self) -> &AtomicU64 {
-        &self.counters.cancelled
+    pub(in crate::object_pool) fn cancelled_takes(&self) -> &crate::sync::AtomicU64 {
+        self.counters.cancelled_takes()
     }
 
     /// A creation started (a refill does not count on its slot twice).
     pub(in crate::object_pool) fn creating_started(&self) {
-        // Relaxed: a figure the refill reads as a hint.
-        self.counters.creating.fetch_add(1, Ordering::Relaxed);
+        self.counters.creating_started();
     }
 
     /// A creation ended, however.
     pub(in crate::object_pool) fn creating_ended(&self) {
-        self.counters.creating.fetch_sub(1, Ordering::Relaxed);
+        self.counters.creating_ended();
     }
 
     /// A creation its waiter gave up on was disposed of.
     pub(in crate::object_pool) fn abandoned_disposed(&self) {
-        self.counters.abandoned.fetch_sub(1, Ordering::Relaxed);
+        self.counters.abandoned_disposed();
     }
 
     /// The maintainer's wake signal (stop, wake, wait, poll).

@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use crate::sync::{lock, spin_lock, Ordering};
+use crate::sync::{lock, spin_lock};
 
 use super::hooks::Hooks;
 use super::member::MemberBox;
@@ -16,13 +16,13 @@ impl<M: Hooks> PoolShared<M> {
     /// Never called with the queue lock held (`reconfigure` takes the two in
     /// the other order).
     pub(in crate::object_pool) fn oversized(&self) -> bool {
-        if !self.gate.oversized.load(Ordering::Relaxed) {
+        if !self.gate.is_oversized() {
             return false;
         }
         let _reconfiguring = lock(&self.reconfiguring);
         let over = self.slots.usage() > self.slots.capacity();
         if !over {
-            self.gate.oversized.store(false, Ordering::Relaxed);
+            self.gate.set_oversized(false);
         }
         over
     }
@@ -93,10 +93,10 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Closes the pool; see [`ObjectPool::close`](super::super::ObjectPool::close).
     pub(in crate::object_pool) fn close(&self) {
-        self.gate.closed.store(true, Ordering::Relaxed);
+        self.gate.close();
         let mut queue = lock(&self.waiters);
         queue.close();
-        self.gate.waiting.store(0, Ordering::Relaxed);
+        self.gate.set_waiting(0);
         drop(queue);
         if let Some(panic) = self.sweep_idle() {
             resume_unwind(panic);

@@ -3,11 +3,10 @@
 //! of its group, then an untagged one, then a free slot, then the eviction
 //! of the least recently used tagged objects at the hard limit (CouchDB's).
 
-use crate::sync::Ordering;
-
+use super::counters::Counted;
 use super::hooks::TagHooks;
 use super::member::MemberBox;
-use super::shared::{bump, PoolShared};
+use super::shared::PoolShared;
 use super::tag_shelf::TagShelf;
 use super::wait_queue::Handoff;
 use crate::object_pool::error::TakeError;
@@ -29,7 +28,7 @@ impl<M: TagHooks> PoolShared<M> {
         &self,
         tag: &M::Tag,
     ) -> Result<Option<Handoff<M::Object>>, TakeError<M::Error>> {
-        if self.gate.closed.load(Ordering::Relaxed) {
+        if self.gate.is_closed() {
             return Err(TakeError::Closed);
         }
         let mut doomed = Vec::new();
@@ -50,7 +49,7 @@ impl<M: TagHooks> PoolShared<M> {
             .chain(std::iter::from_fn(|| index.take_group(tag.group())))
             .find_map(|idle| self.unexpired(idle, doomed));
         if let Some(idle) = tagged {
-            bump(&self.counters.direct_takes);
+            self.counters.count(Counted::DirectTake);
             return Some(Handoff::Object(idle));
         }
         let home = self.home();
@@ -59,7 +58,7 @@ impl<M: TagHooks> PoolShared<M> {
             None => self.steal(home, doomed),
         };
         if let Some(idle) = untagged {
-            self.counters.replenish.fetch_add(1, Ordering::Relaxed);
+            self.counters.replenish_more(1);
             self.maintenance.wake_now();
             return Some(Handoff::Object(idle));
         }
@@ -71,7 +70,7 @@ impl<M: TagHooks> PoolShared<M> {
             let Some(idle) = self.tags.get().and_then(|shelf| shelf.take_oldest()) else {
                 break;
             };
-            bump(&self.counters.evicted);
+            self.counters.count(Counted::Evicted);
             // A panicking `destroy` is not this taker's business.
             let _ = self.destroy(idle);
             evicted = true;

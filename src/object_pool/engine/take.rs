@@ -5,12 +5,13 @@
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::admission::home_shard;
-use crate::sync::{spin_lock, Ordering};
+use crate::sync::spin_lock;
 
 use super::super::error::TakeError;
+use super::counters::Counted;
 use super::hooks::Hooks;
 use super::member::MemberBox;
-use super::shared::{bump, PoolShared};
+use super::shared::PoolShared;
 use super::wait_queue::Handoff;
 
 impl<M: Hooks> PoolShared<M> {
@@ -41,7 +42,7 @@ impl<M: Hooks> PoolShared<M> {
         doomed: Option<&mut Vec<MemberBox<M::Object>>>,
     ) -> Option<MemberBox<M::Object>> {
         let member = self.pop_stack(stack)?;
-        if self.gate.after_pop.load(Ordering::Relaxed) {
+        if self.gate.after_pop() {
             return self.after_pop(member, stack, doomed);
         }
         Some(member)
@@ -68,17 +69,17 @@ impl<M: Hooks> PoolShared<M> {
         stack: usize,
         mut doomed: Option<&mut Vec<MemberBox<M::Object>>>,
     ) -> Option<MemberBox<M::Object>> {
-        if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
+        if self.gate.keeps_min_idle() {
             self.maintenance.nudge();
         }
         loop {
-            if member.may_expire() && self.gate.clock.precise() >= member.expires {
-                bump(&self.counters.discarded_pops);
+            if member.may_expire() && self.gate.clock().precise() >= member.expires {
+                self.counters.count(Counted::DiscardedPop);
                 match doomed.as_deref_mut() {
                     Some(doomed) => doomed.push(member),
                     None => self.expire(member),
                 }
-            } else if doomed.is_none() && self.gate.check_on_take.load(Ordering::Relaxed) {
+            } else if doomed.is_none() && self.gate.check_on_take() {
                 if let Some(member) = self.check_taken(member) {
                     return Some(member);
                 }
@@ -115,8 +116,8 @@ impl<M: Hooks> PoolShared<M> {
         if let Ok(true) = outcome {
             return Some(member);
         }
-        bump(&self.counters.discarded_pops);
-        bump(&self.counters.failed_take_checks);
+        self.counters.count(Counted::DiscardedPop);
+        self.counters.count(Counted::FailedTakeCheck);
         match outcome {
             Err(panic) => {
                 let _ = self.destroy(member);
@@ -131,7 +132,7 @@ impl<M: Hooks> PoolShared<M> {
 
     /// Destroys an object whose lifetime ran out.
     pub(in crate::object_pool) fn expire(&self, idle: MemberBox<M::Object>) {
-        bump(&self.counters.expired);
+        self.counters.count(Counted::Expired);
         // A panicking `destroy` is not this taker's business.
         let _ = self.destroy(idle);
     }
@@ -162,7 +163,7 @@ impl<M: Hooks> PoolShared<M> {
     ) -> Result<Handoff<M::Object>, TakeError<M::Error>> {
         let mut doomed = Vec::new();
         loop {
-            if self.gate.closed.load(Ordering::Relaxed) {
+            if self.gate.is_closed() {
                 return Err(TakeError::Closed);
             }
             let found = (0..2).find_map(|_| self.find_free(home, &mut doomed));
@@ -207,7 +208,7 @@ impl<M: Hooks> PoolShared<M> {
             return Some(Handoff::Slot(shard));
         }
         let idle = self.take_oldest_tagged(doomed)?;
-        bump(&self.counters.direct_takes);
+        self.counters.count(Counted::DirectTake);
         Some(Handoff::Object(idle))
     }
 
@@ -232,7 +233,7 @@ impl<M: Hooks> PoolShared<M> {
         idle: MemberBox<M::Object>,
         doomed: &mut Vec<MemberBox<M::Object>>,
     ) -> Option<MemberBox<M::Object>> {
-        if idle.may_expire() && self.gate.clock.precise() >= idle.expires {
+        if idle.may_expire() && self.gate.clock().precise() >= idle.expires {
             doomed.push(idle);
             return None;
         }

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::sync::{lock, Ordering};
+use crate::sync::lock;
 
 use super::super::error::TakeError;
+use super::counters::Counted;
 use super::hooks::Hooks;
 use super::member::MemberBox;
-use super::shared::{bump, PoolShared};
+use super::shared::PoolShared;
 use super::wait_queue::{Handoff, WaitCell};
 
 /// What a take may use: a [`Handoff`] that is not a refusal.
@@ -46,31 +47,31 @@ impl<M: Hooks> PoolShared<M> {
         let home = self.home();
         let cell = WaitCell::new(deadline, 1);
         let mut queue = lock(&self.waiters);
-        if self.gate.closed.load(Ordering::Relaxed) {
+        if self.gate.is_closed() {
             return Err(TakeError::Closed);
         }
         let key = queue.push(Arc::clone(&cell), 0);
-        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        self.gate.set_waiting(queue.len());
         // Expired objects the scan meets are destroyed only once the lock
         // is let go: a destroy frees a slot, which takes it.
         let mut doomed = Vec::new();
         let found = self.find_free(home, &mut doomed);
         if found.is_some() || queue.len() > self.config.load().queue_max {
             queue.remove(key);
-            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            self.gate.set_waiting(queue.len());
             drop(queue);
             self.expire_all(doomed);
             return match found {
                 Some(handoff) => Ok(Joined::Found(handoff)),
                 None => {
-                    bump(&self.counters.rejected);
+                    self.counters.count(Counted::Rejected);
                     Err(TakeError::QueueFull)
                 }
             };
         }
         drop(queue);
         self.expire_all(doomed);
-        bump(&self.counters.waits);
+        self.counters.count(Counted::Wait);
         Ok(Joined::Queued { key, cell })
     }
 
@@ -120,11 +121,11 @@ impl<M: Hooks> PoolShared<M> {
             Handoff::Slot(shard) => Ok(Served::Slot(shard)),
             Handoff::Closed => Err(TakeError::Closed),
             Handoff::QueueFull => {
-                bump(&self.counters.rejected);
+                self.counters.count(Counted::Rejected);
                 Err(TakeError::QueueFull)
             }
             Handoff::Expired => {
-                bump(&self.counters.timeouts);
+                self.counters.count(Counted::Timeout);
                 Err(TakeError::Timeout)
             }
         }
@@ -139,18 +140,18 @@ impl<M: Hooks> PoolShared<M> {
         index: usize,
     ) -> Result<u64, bool> {
         let mut queue = lock(&self.waiters);
-        let closed = self.gate.closed.load(Ordering::Relaxed);
+        let closed = self.gate.is_closed();
         if closed || queue.len() >= self.config.load().queue_max {
             return Err(closed);
         }
         let key = queue.push(std::sync::Arc::clone(cell), index);
-        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        self.gate.set_waiting(queue.len());
         Ok(key)
     }
 
     /// A group's waiter, counted on this pool, began to wait.
     pub(in crate::object_pool) fn group_wait_began(&self) {
-        bump(&self.counters.waits);
+        self.counters.count(Counted::Wait);
     }
 
     /// A group's waiter, counted on this pool, waited `waited`; `timed_out`
@@ -162,7 +163,7 @@ impl<M: Hooks> PoolShared<M> {
     ) {
         lock(&self.wait_times).record(waited);
         if timed_out {
-            bump(&self.counters.timeouts);
+            self.counters.count(Counted::Timeout);
         }
     }
 
@@ -170,7 +171,7 @@ impl<M: Hooks> PoolShared<M> {
     pub(in crate::object_pool) fn unqueue(&self, key: u64) {
         let mut queue = lock(&self.waiters);
         if queue.remove(key) {
-            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            self.gate.set_waiting(queue.len());
         }
     }
 
@@ -185,18 +186,17 @@ impl<M: Hooks> PoolShared<M> {
     /// cannot both see the pool too big and both give their slot back.
     pub(in crate::object_pool) fn free_slot(&self, shard: usize) {
         let mut queue = lock(&self.waiters);
-        let oversized = self.gate.oversized.load(Ordering::Relaxed)
-            && self.slots.usage() > self.slots.capacity();
-        if !oversized && !self.gate.closed.load(Ordering::Relaxed) {
+        let oversized = self.gate.is_oversized() && self.slots.usage() > self.slots.capacity();
+        if !oversized && !self.gate.is_closed() {
             let served = queue.serve(Handoff::Slot(shard));
-            self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+            self.gate.set_waiting(queue.len());
             if served.is_ok() {
                 return;
             }
         }
         self.slots.release(shard);
         drop(queue);
-        if self.gate.min_idle.load(Ordering::Relaxed) > 0 {
+        if self.gate.keeps_min_idle() {
             self.maintenance.nudge();
         }
     }
@@ -212,6 +212,6 @@ impl<M: Hooks> PoolShared<M> {
                 self.slots.release(shard);
             }
         }
-        self.gate.waiting.store(queue.len(), Ordering::Relaxed);
+        self.gate.set_waiting(queue.len());
     }
 }
