@@ -72,7 +72,7 @@ impl<M: Hooks> PoolShared<M> {
         idle.idle_since = gate.clock().coarse();
         let mut top = spin_lock(&self.idle[stack]);
         if gate.keeps_idle(idle.generation) {
-            top.members.push(idle);
+            top.push(idle);
             return;
         }
         drop(top);
@@ -153,7 +153,7 @@ impl<M: Hooks> PoolShared<M> {
             self.destroy_or_resume(idle);
             return;
         }
-        top.members.push(idle);
+        top.push(idle);
     }
 }
 

@@ -28,9 +28,45 @@ use super::member::MemberBox;
 pub(in crate::object_pool) struct IdleStack<O> {
     /// Idle objects, the most recently returned on top. Their slots are on
     /// this stack's shard.
-    pub(super) members: Vec<MemberBox<O>>,
+    members: Vec<MemberBox<O>>,
     /// Takes served from this stack.
-    pub(super) takes: u64,
+    takes: u64,
+}
+
+impl<O> IdleStack<O> {
+    /// Puts `member` on top.
+    #[inline]
+    pub(super) fn push(&mut self, member: MemberBox<O>) {
+        self.members.push(member);
+    }
+
+    /// The top, counted as a take from this stack.
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<MemberBox<O>> {
+        let member = self.members.pop()?;
+        self.takes += 1;
+        Some(member)
+    }
+
+    /// The bottom: the longest idle (not counted as a take).
+    pub(super) fn take_bottom(&mut self) -> Option<MemberBox<O>> {
+        (!self.members.is_empty()).then(|| self.members.remove(0))
+    }
+
+    /// Every idle object, bottom first, leaving the stack empty.
+    pub(super) fn take_all(&mut self) -> Vec<MemberBox<O>> {
+        std::mem::take(&mut self.members)
+    }
+
+    /// How many objects are idle here.
+    pub(super) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Takes served from this stack.
+    pub(super) fn takes(&self) -> u64 {
+        self.takes
+    }
 }
 
 /// Every shard's stack, each on its own cache line.

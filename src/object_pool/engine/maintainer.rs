@@ -48,7 +48,7 @@ impl<M: Hooks> PoolShared<M> {
         for stack in self.idle.iter() {
             let mut stack = spin_lock(stack);
             // Bottom first: the longest idle.
-            let members = std::mem::take(&mut stack.members);
+            let members = stack.take_all();
             for idle in members {
                 if now >= idle.expires {
                     expired.push(idle);
@@ -58,7 +58,7 @@ impl<M: Hooks> PoolShared<M> {
                     budget -= 1;
                     reaped.push(idle);
                 } else {
-                    stack.members.push(idle);
+                    stack.push(idle);
                 }
             }
         }

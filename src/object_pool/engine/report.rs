@@ -12,10 +12,7 @@ use super::shared::PoolShared;
 impl<M: Hooks> PoolShared<M> {
     /// Idle untagged objects, ready for any taker.
     pub(in crate::object_pool) fn untagged_idle_count(&self) -> usize {
-        self.idle
-            .iter()
-            .map(|stack| spin_lock(stack).members.len())
-            .sum()
+        self.idle.iter().map(|stack| spin_lock(stack).len()).sum()
     }
 
     /// Idle tagged objects.
@@ -42,7 +39,7 @@ impl<M: Hooks> PoolShared<M> {
     /// Takes that handed an object out, ever.
     fn takes(&self) -> u64 {
         let counters = &self.counters;
-        let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes).sum();
+        let stack_takes: u64 = self.idle.iter().map(|stack| spin_lock(stack).takes()).sum();
         (stack_takes + counters.read(Counted::DirectTake))
             .saturating_sub(counters.read(Counted::DiscardedPop))
     }

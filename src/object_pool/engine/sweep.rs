@@ -48,13 +48,7 @@ impl<M: Hooks> PoolShared<M> {
     pub(in crate::object_pool) fn steal_any(&self) -> Option<MemberBox<M::Object>> {
         self.idle
             .iter()
-            .find_map(|stack| {
-                let mut stack = spin_lock(stack);
-                if stack.members.is_empty() {
-                    return None;
-                }
-                Some(stack.members.remove(0))
-            })
+            .find_map(|stack| spin_lock(stack).take_bottom())
             .or_else(|| self.tags.get()?.take_oldest())
     }
 
@@ -64,7 +58,7 @@ impl<M: Hooks> PoolShared<M> {
     pub(in crate::object_pool) fn sweep_idle(&self) -> Option<Box<dyn std::any::Any + Send>> {
         let mut first_panic = None;
         for stack in self.idle.iter() {
-            let members = std::mem::take(&mut spin_lock(stack).members);
+            let members = spin_lock(stack).take_all();
             for idle in members {
                 if let Err(panic) = self.destroy(idle) {
                     first_panic.get_or_insert(panic);

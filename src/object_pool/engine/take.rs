@@ -51,10 +51,7 @@ impl<M: Hooks> PoolShared<M> {
     /// The top of one idle stack, counted as a take from it.
     #[inline]
     pub(in crate::object_pool) fn pop_stack(&self, stack: usize) -> Option<MemberBox<M::Object>> {
-        let mut stack = spin_lock(&self.idle[stack]);
-        let member = stack.members.pop()?;
-        stack.takes += 1;
-        Some(member)
+        spin_lock(&self.idle[stack]).pop()
     }
 
     /// The pool keeps `min_idle` objects, has lifetimes or checks on take:
