@@ -21,6 +21,7 @@ pub mod panics;
 #[cfg(feature = "redis")]
 pub mod redis_server;
 pub mod serial;
+pub mod snapshots;
 pub mod stress;
 pub mod tcp_proxy;
 #[cfg(feature = "tracing")]
