@@ -41,6 +41,7 @@ macro_rules! error_event {
 
 /// An event at `DEBUG`: a figure an operator may follow moved (a grant,
 /// an adaptive limit).
+#[allow(unused_macros)] // its callers may all be behind features
 macro_rules! debug_event {
     ($($arg:tt)+) => {
         #[cfg(feature = "tracing")]
@@ -50,4 +51,5 @@ macro_rules! debug_event {
     };
 }
 
+#[allow(unused_imports)] // as `debug_event`
 pub(crate) use {debug_event, error_event, info_event, warn_event};

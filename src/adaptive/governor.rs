@@ -220,27 +220,16 @@ impl Governor {
         // `close` catches the algorithm's panics, so the counts stay whole;
         // should anything else in it panic, the next close takes the lock
         // as it is (above).
-        if let Some(next) = closing.controller.close(limit, gathered, new_refused) {
+        let moved = closing.controller.close(limit, gathered, new_refused);
+        if let Some(next) = moved {
             // Within [min, max], checked against the largest capacity at
             // build. Only over the limit this window read, and never
             // waiting: a user's `set_capacity` that came meanwhile, or is
             // under way, wins, and the next window starts from it.
             counter.resize_from(limit, next);
-            crate::events::debug_event!(
-                target: "sidejob::adaptive",
-                resource = %closing.name,
-                was = limit,
-                limit = next,
-                "the adaptive limit moved",
-            );
         }
-        if closing.controller.take_rule_panic() {
-            crate::events::warn_event!(
-                target: "sidejob::adaptive",
-                resource = %closing.name,
-                "the adaptive rule panicked: its window kept the limit",
-            );
-        }
+        #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+        let rule_panicked = closing.controller.take_rule_panic();
         self.hot
             .drop_after
             .store(closing.controller.drop_after_nanos(), Ordering::Relaxed);
@@ -254,6 +243,29 @@ impl Governor {
         self.hot
             .opened
             .store(self.hot.clock.raw(), Ordering::Relaxed);
+        // The events after the lock: a subscriber may read the stats,
+        // which take it.
+        #[cfg(feature = "tracing")]
+        {
+            let name = closing.name.clone();
+            drop(closing);
+            if let Some(next) = moved {
+                crate::events::debug_event!(
+                    target: "sidejob::adaptive",
+                    resource = %name,
+                    was = limit,
+                    limit = next,
+                    "the adaptive limit moved",
+                );
+            }
+            if rule_panicked {
+                crate::events::warn_event!(
+                    target: "sidejob::adaptive",
+                    resource = %name,
+                    "the adaptive rule panicked: its window kept the limit",
+                );
+            }
+        }
     }
 
     /// The least and the most the limit may be.

@@ -199,35 +199,52 @@ impl Shared {
     /// runs again. An answer to a call older than one already applied
     /// changes nothing.
     pub(super) fn answered(&self, call: Call, answer: Option<Answer>, wants: usize) {
+        // The events after the locks: a subscriber may read the fleet's
+        // stats, which take them.
+        match self.apply(call, answer, wants) {
+            Renewed::Failed(_failed_renewals) => {
+                crate::events::warn_event!(
+                    target: "sidejob::fleet",
+                    budget = %self.budget_name,
+                    failed_renewals = _failed_renewals,
+                    "a renewal failed; the grant holds until its lease ends",
+                );
+            }
+            Renewed::Recovered => {
+                crate::events::info_event!(
+                    target: "sidejob::fleet",
+                    budget = %self.budget_name,
+                    "renewals recovered",
+                );
+            }
+            Renewed::Quietly => {}
+        }
+    }
+
+    /// What [`answered`](Self::answered) does under the locks; which event
+    /// to tell.
+    fn apply(&self, call: Call, answer: Option<Answer>, wants: usize) -> Renewed {
         let deadline = lease_end(call.sent, self.lease);
         let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         let mut state = self.state();
         if call.number <= state.applied {
-            return;
+            return Renewed::Quietly;
         }
         state.applied = call.number;
         let Some(answer) = answer else {
             state.failed_renewals += 1;
             state.seen = None;
-            if !state.failing {
-                state.failing = true;
-                crate::events::warn_event!(
-                    target: "sidejob::fleet",
-                    budget = %self.budget_name,
-                    failed_renewals = state.failed_renewals,
-                    "a renewal failed; the grant holds until its lease ends",
-                );
+            if state.failing {
+                return Renewed::Quietly;
             }
-            return;
+            state.failing = true;
+            return Renewed::Failed(state.failed_renewals);
         };
-        if state.failing {
-            state.failing = false;
-            crate::events::info_event!(
-                target: "sidejob::fleet",
-                budget = %self.budget_name,
-                "renewals recovered",
-            );
-        }
+        let told = if std::mem::take(&mut state.failing) {
+            Renewed::Recovered
+        } else {
+            Renewed::Quietly
+        };
         state.seen = Some((answer.expiry, call.sent));
         state.renewals += 1;
         state.renewed_at = Instant::now();
@@ -235,7 +252,7 @@ impl Shared {
         state.learning = answer.learning;
         self.budget.store(answer.capacity, Ordering::Relaxed);
         if *stopped {
-            return; // left or dropped: the capacity stays at the floor
+            return told; // left or dropped: the capacity stays at the floor
         }
         state.wants = wants;
         state.deadline = deadline;
@@ -247,6 +264,7 @@ impl Shared {
         self.set_capacity_with(|lease| lease.set_until(answer.target, deadline, floor));
         self.tell(answer.target);
         drop(stopped);
+        told
     }
 
     /// Whether the lease ran out unrenewed (and the node is not yet at its
@@ -270,28 +288,24 @@ impl Shared {
             state.seen = None;
             self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
         };
+        self.set_capacity_with(|lease| lease.set(floor));
+        self.tell(floor);
+        drop(stopped);
+        // After the locks, as in `answered`.
         crate::events::warn_event!(
             target: "sidejob::fleet",
             budget = %self.budget_name,
             floor,
             "the lease ran out unrenewed: at the floor",
         );
-        self.set_capacity_with(|lease| lease.set(floor));
-        self.tell(floor);
-        drop(stopped);
     }
 
     /// The node leaves or is dropped: it falls to its idle floor at once,
     /// no answer still in flight raises it again, and the task drains.
     pub(super) fn stop(&self) {
         let mut stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        if !*stopped {
-            crate::events::info_event!(
-                target: "sidejob::fleet",
-                budget = %self.budget_name,
-                "left the budget",
-            );
-        }
+        #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+        let leaving = !*stopped;
         *stopped = true;
         self.leaving.store(true, Ordering::Relaxed);
         self.state().at_floor = true;
@@ -305,6 +319,14 @@ impl Shared {
         );
         self.tell(self.idle_floor());
         drop(stopped);
+        // After the locks, as in `answered`.
+        if leaving {
+            crate::events::info_event!(
+                target: "sidejob::fleet",
+                budget = %self.budget_name,
+                "left the budget",
+            );
+        }
     }
 
     /// Registers `follow` and tells it the grant now, with no change in
@@ -520,6 +542,16 @@ async fn drain(shared: &Shared, ledger: &Ledger, samples: &mut tokio::time::Inte
     }
     let leave = async { ledger.session().await.leave().await };
     let _ = tokio::time::timeout(shared.refresh, leave).await;
+}
+
+/// Which event an answer to a renewal tells, once the locks are let go.
+enum Renewed {
+    /// The first failure of a run, with the failures so far.
+    Failed(u64),
+    /// The first answer after a run of failures.
+    Recovered,
+    /// Nothing to tell.
+    Quietly,
 }
 
 #[cfg(test)]

@@ -187,3 +187,31 @@ fn a_wait_no_member_has_room_to_queue_is_refused_queue_full() {
     assert!(group.status().iter().all(|(_, status)| status.waiting == 0));
     drop(held);
 }
+
+/// A group take that waits and is then served was refused nowhere: it
+/// counts no rejection at any member (the adversarial review found two:
+/// one per member its first try visited, and one at the first member
+/// whenever it queued), and a group `try_take` refused counts one, at
+/// the member it tried first.
+#[test]
+fn a_group_take_that_waits_and_is_served_counts_no_rejection() {
+    let (group, _members, held) = full_group();
+    let rejected = |group: &Group| -> u64 {
+        group
+            .status()
+            .iter()
+            .map(|(key, _)| group.pool(key).unwrap().stats().rejected)
+            .sum()
+    };
+    assert!(group.try_take().unwrap_err().is_overload());
+    assert_eq!(rejected(&group), 1, "a refused try_take counts once");
+    let served = thread::scope(|scope| {
+        let waiter = scope.spawn(|| group.take(WAIT).map(drop));
+        queued_everywhere(&group);
+        let [first, _second] = held;
+        drop(first);
+        waiter.join().unwrap()
+    });
+    assert!(served.is_ok(), "{served:?}");
+    assert_eq!(rejected(&group), 1, "the served wait counted no refusal");
+}

@@ -10,5 +10,6 @@ mod metrics_reporter;
 mod prometheus_collector;
 mod rates_faces;
 mod rates_from_birth;
+mod reentrant_subscribers;
 mod serde_stats;
 mod tracing_events;

@@ -134,6 +134,86 @@ fn a_pools_refills_backing_off_and_recovering_are_told_once_each() {
     assert_eq!(events_where("pool", "traced-pool").len(), 2);
 }
 
+/// The backend goes down and stays down while the application takes and
+/// gives back its one idle object: refills fail, and rounds between them
+/// have nothing to make. One outage is one event, and no "recovered" is
+/// told while no refill has made anything (the review found them
+/// alternating at every take, and the backoff starting over each time).
+#[test]
+fn an_outage_is_told_once_however_takes_and_returns_come_and_go() {
+    install();
+    let backend = Backend::down();
+    backend.recover();
+    let pool = ObjectPool::builder(Connect {
+        backend: Arc::clone(&backend),
+        delay: Duration::ZERO,
+    })
+    .name("traced-outage")
+    .max_size(4)
+    .min_idle(1)
+    .build()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pool.status().idle < 1 {
+        assert!(Instant::now() < deadline, "min_idle never made");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    backend.up.store(false, std::sync::atomic::Ordering::SeqCst);
+    let before = backend.attempts();
+    for _ in 0..20 {
+        let held = pool.try_take().unwrap(); // below min_idle: a refill fails
+        std::thread::sleep(Duration::from_millis(30));
+        drop(held); // at min_idle again: the next round has nothing to make
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let told = |message: &str| {
+        events_where("pool", "traced-outage")
+            .iter()
+            .filter(|event| event.message.contains(message))
+            .count()
+    };
+    assert_eq!(
+        (told("a refill failed"), told("refills recovered")),
+        (1, 0),
+        "{:?}",
+        events_where("pool", "traced-outage")
+    );
+    // The delay kept doubling (to a second), where starting over at every
+    // quiet round retried the dead backend about twice per cycle.
+    let attempts = backend.attempts() - before;
+    assert!(attempts < 20, "{attempts} creations tried in 1.2 s");
+}
+
+/// A check slower than every take's deadline: one event for the spell,
+/// not one per take.
+#[test]
+fn checks_past_their_deadline_are_told_once_a_spell() {
+    install();
+    let (release, hold) = std::sync::mpsc::channel();
+    let hang = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let pool = ObjectPool::builder(SlowCheck {
+        hang: Arc::clone(&hang),
+        release: std::sync::Mutex::new(hold),
+    })
+    .name("traced-slow-checks")
+    .max_size(8)
+    .check_on_take(true)
+    .build()
+    .unwrap();
+    let made: Vec<_> = (0..8).map(|_| pool.try_take().unwrap()).collect();
+    drop(made); // eight idle objects
+    hang.store(true, std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..8 {
+        assert!(pool.take(Duration::from_millis(5)).is_err());
+    }
+    let late = events_where("pool", "traced-slow-checks")
+        .iter()
+        .filter(|event| event.message.contains("past the take's deadline"))
+        .count();
+    assert_eq!(late, 1, "{:?}", events_where("pool", "traced-slow-checks"));
+    drop(release);
+}
+
 /// Objects whose check, once `hang` is set, does not answer until the
 /// test lets it.
 struct SlowCheck {

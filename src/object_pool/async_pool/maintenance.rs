@@ -53,16 +53,20 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
 
     /// The async face's refill: tops the idle objects up to `min_idle`,
     /// then replaces the untagged objects that tagged takes took, stopping
-    /// at the first failure.
+    /// at the first failure. Whether it made any object.
     async fn refill_async(&self) -> Refill {
-        while self.short_of_min_idle() && self.create_idle_async().await.go_on()? {}
+        let mut made_any = false;
+        while self.short_of_min_idle() && self.create_idle_async().await.go_on()? {
+            made_any = true;
+        }
         let wanted = self.take_replenish();
         for made in 1..=wanted {
             if !self.replenished(self.create_idle_async().await, wanted - made)? {
                 break;
             }
+            made_any = true;
         }
-        Ok(())
+        Ok(made_any)
     }
 }
 

@@ -239,19 +239,19 @@ impl<M: AsyncManager> PoolShared<AsyncManaged<M>> {
             }
         };
         let member = found.held.take_member();
+        let late = works.is_none();
+        if late {
+            self.check_ran_late();
+        } else if deadline.is_some() {
+            self.check_answered_in_time();
+        }
         if works == Some(true) {
             return Ok(Some(member));
         }
         self.count(Counted::DiscardedPop);
         self.count(Counted::FailedTakeCheck);
-        let late = works.is_none();
         if late {
             self.count(Counted::Timeout);
-            crate::events::warn_event!(
-                target: "sidejob::object_pool",
-                pool = %self.name(),
-                "a take's check of an idle object ran past the take's deadline",
-            );
         }
         self.destroy_or_resume(member);
         if late {

@@ -96,15 +96,13 @@ impl<M: Manager> PoolShared<M> {
             self.count(Counted::DiscardedPop);
             self.count(Counted::FailedTakeCheck);
             self.count(Counted::Timeout);
-            crate::events::warn_event!(
-                target: "sidejob::object_pool",
-                pool = %self.name(),
-                "a take's check of an idle object ran past the take's deadline",
-            );
         };
         let Some((member, outcome, _core)) = pending.wait_until(deadline, late) else {
+            // Told outside the cell's lock, once a spell.
+            self.check_ran_late();
             return Err(TakeError::Timeout);
         };
+        self.check_answered_in_time();
         Ok(self.judge_check(member, outcome))
     }
 }

@@ -21,6 +21,7 @@ use crate::sync::{lock, Mutex};
 use super::group_wait::wait_at_any;
 use super::owned_pooled::OwnedPooled;
 use super::ObjectPool;
+use crate::object_pool::engine::Counted;
 use crate::object_pool::error::TakeError;
 use crate::object_pool::manager::Manager;
 use crate::object_pool::status::PoolStatus;
@@ -304,7 +305,13 @@ where
     /// ```
     pub fn try_take(&self) -> Result<OwnedPooled<M>, TakeError<M::Error>> {
         let members = self.members.load();
-        try_each(&members, random_start(members.len()))
+        let start = random_start(members.len());
+        let taken = try_each(&members, start);
+        if let (Err(TakeError::Overload), Some((_, first))) = (&taken, members.get(start)) {
+            // One refusal, counted at the first member tried.
+            first.shared.count(Counted::Rejected);
+        }
+        taken
     }
 
     /// Takes an object like [`try_take`](Self::try_take), or else waits up
@@ -423,7 +430,14 @@ fn try_each<K, M: Manager>(
     let mut all_closed = !members.is_empty();
     for offset in 0..members.len() {
         let (_, pool) = &members[(start + offset) % members.len()];
-        match pool.try_take_owned() {
+        // Uncounted: the group counts its own refusal, once (a take that
+        // goes on to wait is no refusal).
+        let home = pool.shared.home();
+        let taken = pool
+            .shared
+            .try_take(home, None)
+            .map(|member| OwnedPooled::new(Arc::clone(&pool.shared), member, home));
+        match taken {
             Ok(taken) => return Ok(taken),
             Err(TakeError::Closed) => {}
             Err(TakeError::Overload | TakeError::QueueFull) => all_closed = false,

@@ -92,8 +92,11 @@ fn queue_everywhere<M: Manager>(
     let refusal = if all_closed {
         TakeError::Closed
     } else {
-        if let Some(pool) = pools.first() {
-            pool.shared.count(Counted::Rejected);
+        if queued.is_empty() {
+            // Refused (no member had room to queue it): once, at the first.
+            if let Some(pool) = pools.first() {
+                pool.shared.count(Counted::Rejected);
+            }
         }
         TakeError::QueueFull
     };

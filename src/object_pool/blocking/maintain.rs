@@ -15,16 +15,20 @@ impl<M: Manager> PoolShared<M> {
     /// Tops the idle objects up to `min_idle`, stopping at the first failure
     /// (retried after the backoff), then replaces, as room allows, the
     /// untagged objects that tagged takes took, so that untagged takers
-    /// keep finding one.
+    /// keep finding one. Whether it made any object.
     pub(in crate::object_pool) fn refill(&self) -> Refill {
-        while self.short_of_min_idle() && self.create_idle().go_on()? {}
+        let mut made_any = false;
+        while self.short_of_min_idle() && self.create_idle().go_on()? {
+            made_any = true;
+        }
         let wanted = self.take_replenish();
         for made in 1..=wanted {
             if !self.replenished(self.create_idle(), wanted - made)? {
                 break;
             }
+            made_any = true;
         }
-        Ok(())
+        Ok(made_any)
     }
 
     /// The maintainer thread's body: a round (reap, and refill unless held

@@ -33,6 +33,9 @@ pub(in crate::object_pool) struct RefillBackoff {
     /// No refill before this instant; `None` when the last refill did not
     /// fail.
     retry_at: Option<Instant>,
+    /// A refill failed and none has made an object since: refills are
+    /// failing (an outage), whatever rounds had nothing to make meanwhile.
+    failing: bool,
     /// Mixed into the jitter so that pools, and successive failures, differ.
     failures: u64,
     hasher: RandomState,
@@ -43,6 +46,7 @@ impl Default for RefillBackoff {
         RefillBackoff {
             next: FIRST_DELAY,
             retry_at: None,
+            failing: false,
             failures: 0,
             hasher: RandomState::new(),
         }
@@ -94,17 +98,28 @@ impl RefillBackoff {
         let delay = (base + jitter).min(longest);
         self.retry_at = Some(now + delay);
         self.next = base.saturating_mul(2).min(longest);
+        self.failing = true;
     }
 
-    /// Whether refills are held back after a failure.
-    pub(in crate::object_pool) fn is_backing_off(&self) -> bool {
-        self.retry_at.is_some()
+    /// Whether refills are failing: one failed and none has made an
+    /// object since.
+    pub(in crate::object_pool) fn is_failing(&self) -> bool {
+        self.failing
     }
 
-    /// A refill completed (or had nothing to do): the next failure starts
-    /// from the first delay again.
+    /// A refill made an object: the outage, if any, is over, and the next
+    /// failure starts from the first delay again.
     pub(in crate::object_pool) fn succeeded(&mut self) {
         self.next = FIRST_DELAY;
+        self.retry_at = None;
+        self.failing = false;
+    }
+
+    /// A refill had nothing to make (the pool was full enough): nothing is
+    /// held back now, but an outage is not over and its delay stays, so a
+    /// backend that is down is not retried sooner because takes and
+    /// returns come and go between its failures.
+    pub(in crate::object_pool) fn idle(&mut self) {
         self.retry_at = None;
     }
 
@@ -129,6 +144,25 @@ impl RefillBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_with_nothing_to_make_ends_neither_the_outage_nor_its_delay() {
+        let mut backoff = RefillBackoff::default();
+        let start = Instant::now();
+        let interval = Duration::from_secs(1);
+        backoff.failed(start, interval);
+        backoff.failed(start, interval);
+        let next = backoff.next;
+        backoff.idle();
+        assert!(backoff.is_failing(), "still an outage");
+        assert!(backoff.due(start), "nothing held back");
+        assert_eq!(backoff.next, next, "the delay stays");
+        backoff.failed(start, interval);
+        assert_eq!(backoff.next, (next * 2).min(LONGEST_DELAY));
+        backoff.succeeded();
+        assert!(!backoff.is_failing());
+        assert_eq!(backoff.next, FIRST_DELAY);
+    }
 
     #[test]
     fn the_delay_starts_small_doubles_with_jitter_and_stops_at_the_longest() {

@@ -7,7 +7,7 @@
 //! All `Relaxed`: figures that order nothing; `creating`, `abandoned` and
 //! `replenish` are hints a refill reads and may find a moment stale.
 
-use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Slow-path counters; fast-path takes are counted on the idle stacks.
 #[derive(Debug, Default)]
@@ -41,6 +41,9 @@ pub(in crate::object_pool) struct Counters {
     /// Untagged objects that tagged takes took, to be replaced in the
     /// background.
     replenish: AtomicUsize,
+    /// A take's check ran past its deadline, and none has answered in time
+    /// since: the spell its one event told of.
+    checks_late: AtomicBool,
 }
 
 /// A figure [`Counters`] counts.
@@ -133,6 +136,20 @@ impl Counters {
     /// A creation its waiter gave up on was disposed of.
     pub(super) fn abandoned_disposed(&self) {
         self.abandoned.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A take's check ran past its deadline: whether this begins a spell
+    /// of late checks (the one to tell of).
+    pub(super) fn check_ran_late(&self) -> bool {
+        !self.checks_late.swap(true, Ordering::Relaxed)
+    }
+
+    /// A take's check answered before its deadline: a spell of late
+    /// checks, if any, is over. A read only, unless one was.
+    pub(super) fn check_answered_in_time(&self) {
+        if self.checks_late.load(Ordering::Relaxed) {
+            self.checks_late.store(false, Ordering::Relaxed);
+        }
     }
 
     /// `count` more untagged objects to replace in the background.

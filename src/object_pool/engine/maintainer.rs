@@ -79,7 +79,7 @@ impl<M: Hooks> PoolShared<M> {
 }
 
 /// What a round's refill came to, for [`RefillBackoff`].
-pub(in crate::object_pool) type Refill = Result<(), RefillFailed>;
+pub(in crate::object_pool) type Refill = Result<bool, RefillFailed>;
 
 /// A creation of the refill or replenishment failed, timed out or
 /// panicked.
@@ -111,11 +111,13 @@ impl Background {
 /// The round's schedule, whichever face runs it.
 impl<M: Hooks> PoolShared<M> {
     /// Takes what a round's refill came to into the backoff: a failure is
-    /// counted and holds the next refill back; a success resets it.
+    /// counted and holds the next refill back; an object made resets it
+    /// (and ends an outage); a round with nothing to make changes neither
+    /// the delay nor the outage.
     pub(in crate::object_pool) fn after_refill(&self, backoff: &mut RefillBackoff, refill: Refill) {
         match refill {
-            Ok(()) => {
-                if backoff.is_backing_off() {
+            Ok(true) => {
+                if backoff.is_failing() {
                     crate::events::info_event!(
                         target: "sidejob::object_pool",
                         pool = %self.name,
@@ -124,9 +126,10 @@ impl<M: Hooks> PoolShared<M> {
                 }
                 backoff.succeeded();
             }
+            Ok(false) => backoff.idle(),
             Err(RefillFailed) => {
                 self.counters.count(Counted::FailedRefill);
-                if !backoff.is_backing_off() {
+                if !backoff.is_failing() {
                     crate::events::warn_event!(
                         target: "sidejob::object_pool",
                         pool = %self.name,

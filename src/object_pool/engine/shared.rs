@@ -86,12 +86,6 @@ impl<M: Hooks> PoolShared<M> {
 /// The named operations the faces call: no face reads a field of the
 /// engine.
 impl<M: Hooks> PoolShared<M> {
-    /// The pool's name.
-    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    pub(in crate::object_pool) fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The manager's hooks.
     #[inline]
     pub(in crate::object_pool) fn manager(&self) -> &M {
@@ -157,6 +151,24 @@ impl<M: Hooks> PoolShared<M> {
     #[cfg(feature = "tokio")]
     pub(in crate::object_pool) fn cancelled_takes(&self) -> &crate::sync::AtomicU64 {
         self.counters.cancelled_takes()
+    }
+
+    /// A take's check ran past the take's deadline: told once a spell,
+    /// until a check answers in time again (an event per take would be
+    /// one per request while a backend is slow).
+    pub(in crate::object_pool) fn check_ran_late(&self) {
+        if self.counters.check_ran_late() {
+            crate::events::warn_event!(
+                target: "sidejob::object_pool",
+                pool = %self.name,
+                "a take's check of an idle object ran past the take's deadline",
+            );
+        }
+    }
+
+    /// A take's check answered before the take's deadline.
+    pub(in crate::object_pool) fn check_answered_in_time(&self) {
+        self.counters.check_answered_in_time();
     }
 
     /// A creation started (a refill does not count on its slot twice).
