@@ -10,12 +10,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 
 use sidejob::fleet::{Fleet, FleetError};
 use sidejob::Resource;
 
 use crate::support;
-use support::redis_server::{free_port, Options, RedisServer, LEASE, REFRESH};
+use support::redis_server::{free_port, Options, RedisServer, REFRESH};
 
 fn openssl(dir: &Path, args: &[&str]) {
     let status = Command::new("openssl")
@@ -129,10 +130,16 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The lease the TLS nodes hold: longer than the other tests' (1.5 s), as a
+/// join must finish its TLS handshake and first renewal within it, and on a
+/// loaded 2-core machine OpenSSL's handshake alone took most of that (a
+/// join failed `NoGrant` once with every test binary running at once).
+const TLS_LEASE: Duration = Duration::from_secs(6);
+
 fn builder(tls_port: u16, budget: &str) -> sidejob::fleet::FleetBuilder {
     Fleet::builder(&format!("rediss://127.0.0.1:{tls_port}/"), budget)
         .capacity(4)
-        .lease(LEASE)
+        .lease(TLS_LEASE)
         .refresh(REFRESH)
 }
 
