@@ -215,3 +215,39 @@ fn two_children_ending_at_once_free_their_slots_before_wait_resolves() {
         assert!(supervisor.which_children().is_empty());
     });
 }
+
+/// (ai) A child admitted before `close` is counted by it, so the
+/// `cancel_all` after the close (what a shutdown does) cancels it: its
+/// context reads as cancelled and its `cancelled()` is ready. With the
+/// generation read after the registration, a close and a `cancel_all`
+/// between the two left the child in the new generation, uncancelled for
+/// good (found by the adversarial review).
+#[test]
+fn a_child_admitted_before_close_is_cancelled_by_the_next_cancel_all() {
+    loom::model(|| {
+        let supervisor = one_slot();
+        let admitter = {
+            let supervisor = supervisor.clone();
+            thread::spawn(move || {
+                let mut context = None;
+                let tracked = supervisor
+                    .try_track(|given| {
+                        context = Some(given);
+                        std::future::ready(())
+                    })
+                    .ok()?;
+                Some((context.unwrap(), tracked))
+            })
+        };
+        supervisor.close();
+        supervisor.cancel_all();
+        if let Some((context, tracked)) = admitter.join().unwrap() {
+            assert!(
+                context.is_cancelled(),
+                "admitted before the close, never cancelled"
+            );
+            assert!(poll_once(context.cancelled()).is_ready());
+            drop(tracked);
+        }
+    });
+}

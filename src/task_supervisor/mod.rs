@@ -228,16 +228,18 @@ impl TaskSupervisor {
         F: FnOnce(TaskContext) -> Fut,
         Fut: Future,
     {
+        // Read before the admission, as a thread child's is: a child
+        // admitted before a close is counted by it, so the `cancel_all`
+        // after the close (a shutdown's) must find it in a generation it
+        // cancels. Read after, it could find the new one and never be
+        // cancelled (found by the adversarial review; loom model (ai)).
+        let generation = self.shared.live.cancellation().generation();
         let child = match self.admit() {
             Ok(child) => child,
             Err(Refused::Overload) => return Err(SpawnError::Overload(task)),
             Err(Refused::Closed) => return Err(SpawnError::Closed(task)),
         };
-        let context = TaskContext::new(
-            child.place().id,
-            self.shared.live.cancellation().generation(),
-            Arc::clone(child.anchor()),
-        );
+        let context = TaskContext::new(child.place().id, generation, Arc::clone(child.anchor()));
         // A panicking closure: the slot is freed and the child counted as
         // panicked before the panic goes on.
         let future = match catch_unwind(AssertUnwindSafe(|| task(context))) {

@@ -9,8 +9,10 @@
 //! against its locks, a child's slot freed before its set is unlocked, and
 //! the drain counted down after it. So when the last counted child signals
 //! the drain, each removal's slot release happened before, and `wait`,
-//! woken through the drain's token (which synchronises), reads a usage of
-//! 0.
+//! woken through the drain's token (which synchronises), finds every
+//! child's slot free. (A spawn that took a slot before the close and is
+//! refused at its registration gives that slot back a moment later:
+//! `count()` may show it in between.)
 
 use std::sync::Arc;
 
