@@ -246,7 +246,9 @@ impl Governor {
         // The events after the lock: a subscriber may read the stats,
         // which take it.
         #[cfg(feature = "tracing")]
-        {
+        if moved.is_some() || rule_panicked {
+            // Cloned only for an event: most windows tell nothing, and a
+            // close runs on a releasing thread.
             let name = closing.name.clone();
             drop(closing);
             if let Some(next) = moved {

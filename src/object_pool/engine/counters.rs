@@ -67,6 +67,7 @@ pub(in crate::object_pool) enum Counted {
 }
 
 impl Counters {
+    #[inline]
     fn counter(&self, what: Counted) -> &AtomicU64 {
         match what {
             Counted::DirectTake => &self.direct_takes,
