@@ -75,6 +75,8 @@
 //!
 //! [tower]: https://docs.rs/tower
 
+#[cfg(feature = "grpc")]
+mod grpc;
 #[cfg(feature = "http")]
 mod http;
 mod in_flight;
@@ -84,6 +86,10 @@ mod readiness;
 mod response_future;
 mod shed;
 
+#[cfg(feature = "grpc")]
+pub use grpc::{
+    GrpcCode, GrpcCodes, GrpcPermitBody, GrpcRefusal, GrpcResponseFuture, GrpcShed, GrpcShedLayer,
+};
 #[cfg(feature = "http")]
 pub use http::{HttpResponseFuture, HttpShed, HttpShedLayer, PermitBody, UpgradePermit};
 pub use layer::ShedLayer;

@@ -12,6 +12,8 @@ pub mod clock_shim;
 pub mod draw;
 pub mod examples;
 pub mod fleet_load;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod homes;
 #[cfg(feature = "http")]
 pub mod http;

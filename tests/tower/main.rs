@@ -7,6 +7,7 @@
 mod support;
 
 mod adaptive;
+mod grpc_server;
 mod http_metrics;
 mod http_permit_paths;
 mod http_priority;
