@@ -138,7 +138,6 @@ impl InFlight {
         self.0.take()
     }
 
-    #[cfg(feature = "http")]
     /// Whether the permit's resource has an adaptive limit to tell.
     pub(super) fn adapts(&self) -> bool {
         self.0.as_ref().is_some_and(OwnedPermit::adapts)

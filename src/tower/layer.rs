@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
+use super::drop_on_response::NoResponseDrops;
 use super::prioritize::Unprioritized;
 use super::shed::{no_error_is_a_drop, Shed};
 use super::BoxError;
@@ -32,10 +33,11 @@ use crate::{BuildError, Resource};
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone)]
-pub struct ShedLayer<P = Unprioritized> {
+pub struct ShedLayer<P = Unprioritized, D = NoResponseDrops> {
     resource: Arc<Resource>,
     prioritize: P,
     drop_if: fn(&BoxError) -> bool,
+    drop_on_response: D,
 }
 
 impl ShedLayer {
@@ -56,6 +58,7 @@ impl ShedLayer {
             resource,
             prioritize: Unprioritized,
             drop_if: no_error_is_a_drop,
+            drop_on_response: NoResponseDrops,
         }
     }
 
@@ -79,7 +82,9 @@ impl ShedLayer {
         let resource = Resource::builder().capacity(capacity).build()?;
         Ok(ShedLayer::new(Arc::new(resource)))
     }
+}
 
+impl<D> ShedLayer<Unprioritized, D> {
     /// Gives each request the priority `prioritize` picks (a
     /// `Fn(&Request) -> Priority`; see [`Prioritize`](super::Prioritize)):
     /// its services then take the permit in `call`, with that request's
@@ -107,16 +112,66 @@ impl ShedLayer {
     /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     /// # }).unwrap();
     /// ```
-    pub fn priority<F>(self, prioritize: F) -> ShedLayer<F> {
+    pub fn priority<F>(self, prioritize: F) -> ShedLayer<F, D> {
         ShedLayer {
             resource: self.resource,
             prioritize,
             drop_if: self.drop_if,
+            drop_on_response: self.drop_on_response,
         }
     }
 }
 
 impl<P> ShedLayer<P> {
+    /// Tells which *responses* are drops for an adaptive resource, for
+    /// every service the layer makes: `drop_on_response` (a
+    /// `Fn(&Response) -> bool`; see [`DropOnResponse`](super::DropOnResponse))
+    /// says whether an answer tells of overload downstream. For a client's
+    /// outbound calls, whose dependency answers overload as a response: a
+    /// `503`, a `429`, a gRPC `RESOURCE_EXHAUSTED`
+    /// ([`is_overload_response`](super::is_overload_response) reads those
+    /// from an `http::Response`). A drop backs the limit off; its hold time
+    /// is no latency sample.
+    ///
+    /// The permit is released when the response's head arrives (the
+    /// future completes); a layer whose permit must last until the body
+    /// has streamed is [`HttpShedLayer`](super::HttpShedLayer), with its
+    /// own [`drop_on`](super::HttpShedLayer::drop_on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use http::{Response, StatusCode};
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    /// use tower::{service_fn, Layer, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let resource = Arc::new(Resource::builder().capacity(8).adaptive(Adaptive::aimd()).build()?);
+    /// // Around a client: the dependency's 503 is an `Ok` response, and a drop.
+    /// let layer = sidejob::tower::ShedLayer::new(Arc::clone(&resource))
+    ///     .drop_on_response(sidejob::tower::is_overload_response);
+    /// let client = layer.layer(service_fn(|_: ()| async {
+    ///     let busy = Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(())?;
+    ///     Ok::<_, http::Error>(busy)
+    /// }));
+    /// let answer = client.oneshot(()).await?;
+    /// assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+    /// assert_eq!(resource.usage(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn drop_on_response<D>(self, drop_on_response: D) -> ShedLayer<P, D> {
+        ShedLayer {
+            resource: self.resource,
+            prioritize: self.prioritize,
+            drop_if: self.drop_if,
+            drop_on_response,
+        }
+    }
+}
+
+impl<P, D> ShedLayer<P, D> {
     /// The shared resource: its stats count the requests admitted, refused
     /// and in flight.
     ///
@@ -152,16 +207,17 @@ impl<P> ShedLayer<P> {
     }
 }
 
-impl<S, P: Clone> Layer<S> for ShedLayer<P> {
-    type Service = Shed<S, P>;
+impl<S, P: Clone, D: Clone> Layer<S> for ShedLayer<P, D> {
+    type Service = Shed<S, P, D>;
 
-    fn layer(&self, inner: S) -> Shed<S, P> {
+    fn layer(&self, inner: S) -> Shed<S, P, D> {
         Shed::with_priority(inner, Arc::clone(&self.resource), self.prioritize.clone())
             .drop_if(self.drop_if)
+            .drop_on_response(self.drop_on_response.clone())
     }
 }
 
-impl<P> fmt::Debug for ShedLayer<P> {
+impl<P, D> fmt::Debug for ShedLayer<P, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedLayer")
             .field("resource", &self.resource)

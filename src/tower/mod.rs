@@ -75,6 +75,7 @@
 //!
 //! [tower]: https://docs.rs/tower
 
+mod drop_on_response;
 #[cfg(feature = "grpc")]
 mod grpc;
 #[cfg(feature = "http")]
@@ -86,6 +87,9 @@ mod readiness;
 mod response_future;
 mod shed;
 
+#[cfg(feature = "http")]
+pub use drop_on_response::is_overload_response;
+pub use drop_on_response::{DropOnResponse, NoResponseDrops};
 #[cfg(feature = "grpc")]
 pub use grpc::{
     GrpcCode, GrpcCodes, GrpcPermitBody, GrpcRefusal, GrpcResponseFuture, GrpcShed, GrpcShedLayer,

@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
+use super::drop_on_response::{DropOnResponse, NoResponseDrops};
 use super::in_flight::InFlight;
 use super::BoxError;
 use crate::{Overload, OwnedPermit};
@@ -40,32 +41,39 @@ pin_project! {
     /// # }).unwrap();
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-    pub struct ResponseFuture<F> {
+    pub struct ResponseFuture<F, D = NoResponseDrops> {
         #[pin]
-        kind: Kind<F>,
+        kind: Kind<F, D>,
     }
 }
 
 pin_project! {
     #[project = KindProjection]
-    enum Kind<F> {
+    enum Kind<F, D> {
         Admitted {
             #[pin]
             future: F,
             in_flight: InFlight,
             drop_if: fn(&BoxError) -> bool,
+            drop_on_response: D,
         },
         Overloaded,
     }
 }
 
-impl<F> ResponseFuture<F> {
-    pub(super) fn admitted(future: F, permit: OwnedPermit, drop_if: fn(&BoxError) -> bool) -> Self {
+impl<F, D> ResponseFuture<F, D> {
+    pub(super) fn admitted(
+        future: F,
+        permit: OwnedPermit,
+        drop_if: fn(&BoxError) -> bool,
+        drop_on_response: D,
+    ) -> Self {
         ResponseFuture {
             kind: Kind::Admitted {
                 future,
                 in_flight: InFlight::start(permit),
                 drop_if,
+                drop_on_response,
             },
         }
     }
@@ -77,10 +85,11 @@ impl<F> ResponseFuture<F> {
     }
 }
 
-impl<F, T, E> Future for ResponseFuture<F>
+impl<F, T, E, D> Future for ResponseFuture<F, D>
 where
     F: Future<Output = Result<T, E>>,
     E: Into<BoxError>,
+    D: DropOnResponse<T>,
 {
     type Output = Result<T, BoxError>;
 
@@ -91,12 +100,18 @@ where
                 future,
                 in_flight,
                 drop_if,
+                drop_on_response,
             } => {
                 let output = std::task::ready!(future.poll(cx));
                 // Done: the request is no longer in flight.
                 match output {
                     Ok(response) => {
-                        in_flight.finish();
+                        if D::CHECKS && in_flight.adapts() && drop_on_response.is_drop(&response) {
+                            // An answer that says overload downstream.
+                            in_flight.fail(true);
+                        } else {
+                            in_flight.finish();
+                        }
                         Poll::Ready(Ok(response))
                     }
                     Err(error) => {
@@ -111,7 +126,7 @@ where
     }
 }
 
-impl<F> fmt::Debug for ResponseFuture<F> {
+impl<F, D> fmt::Debug for ResponseFuture<F, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.kind {
             Kind::Admitted { in_flight, .. } if in_flight.holds() => "admitted",

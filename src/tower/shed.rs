@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
+use super::drop_on_response::{DropOnResponse, NoResponseDrops};
 use super::prioritize::{Prioritize, Unprioritized};
 use super::readiness::{Decision, Readiness};
 use super::response_future::ResponseFuture;
@@ -48,11 +49,12 @@ use crate::Resource;
 /// # }).unwrap();
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub struct Shed<S, P = Unprioritized> {
+pub struct Shed<S, P = Unprioritized, D = NoResponseDrops> {
     inner: S,
     resource: Arc<Resource>,
     prioritize: P,
     drop_if: fn(&BoxError) -> bool,
+    drop_on_response: D,
     readiness: Readiness,
 }
 
@@ -112,10 +114,46 @@ impl<S, P> Shed<S, P> {
             resource,
             prioritize,
             drop_if: no_error_is_a_drop,
+            drop_on_response: NoResponseDrops,
             readiness: Readiness::new(),
         }
     }
 
+    /// Tells which of the inner service's *responses* are drops for an
+    /// adaptive resource (see [`ShedLayer::drop_on_response`](super::ShedLayer::drop_on_response)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sidejob::{adaptive::Adaptive, Resource};
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let resource = Arc::new(Resource::builder().capacity(8).adaptive(Adaptive::aimd()).build()?);
+    /// // A dependency that answers "busy" rather than failing.
+    /// let mut client = sidejob::tower::Shed::new(
+    ///     service_fn(|()| async { Ok::<_, std::convert::Infallible>("busy") }),
+    ///     Arc::clone(&resource),
+    /// )
+    /// .drop_on_response(|answer: &&str| *answer == "busy");
+    /// assert_eq!(client.ready().await?.call(()).await?, "busy");
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn drop_on_response<D>(self, drop_on_response: D) -> Shed<S, P, D> {
+        Shed {
+            inner: self.inner,
+            resource: self.resource,
+            prioritize: self.prioritize,
+            drop_if: self.drop_if,
+            drop_on_response,
+            readiness: self.readiness,
+        }
+    }
+}
+
+impl<S, P, D> Shed<S, P, D> {
     /// Tells which of the inner service's errors are *drops* for an
     /// adaptive resource: the request failed from overload downstream (a
     /// timeout, an [`Overload`](crate::Overload) from the next hop), and
@@ -176,15 +214,16 @@ impl<S, P> Shed<S, P> {
     }
 }
 
-impl<S, P, Request> Service<Request> for Shed<S, P>
+impl<S, P, D, Request> Service<Request> for Shed<S, P, D>
 where
     S: Service<Request>,
     S::Error: Into<BoxError>,
     P: Prioritize<Request>,
+    D: DropOnResponse<S::Response> + Clone,
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Future>;
+    type Future = ResponseFuture<S::Future, D>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
@@ -201,15 +240,18 @@ where
             .readiness
             .take_for_call("Shed", &self.resource, || prioritize.priority(&request));
         match decision {
-            Decision::Admitted(permit) => {
-                ResponseFuture::admitted(self.inner.call(request), permit, self.drop_if)
-            }
+            Decision::Admitted(permit) => ResponseFuture::admitted(
+                self.inner.call(request),
+                permit,
+                self.drop_if,
+                self.drop_on_response.clone(),
+            ),
             Decision::Overloaded => ResponseFuture::overloaded(),
         }
     }
 }
 
-impl<S: Clone, P: Clone> Clone for Shed<S, P> {
+impl<S: Clone, P: Clone, D: Clone> Clone for Shed<S, P, D> {
     /// A clone shares the resource and the prioritizer, and starts
     /// unreadied: a permit is never copied.
     fn clone(&self) -> Self {
@@ -219,11 +261,12 @@ impl<S: Clone, P: Clone> Clone for Shed<S, P> {
             self.prioritize.clone(),
         )
         .drop_if(self.drop_if)
+        .drop_on_response(self.drop_on_response.clone())
     }
 }
 
 /// For every prioritizer: a closure has no `Debug`, so it is left out.
-impl<S: fmt::Debug, P> fmt::Debug for Shed<S, P> {
+impl<S: fmt::Debug, P, D> fmt::Debug for Shed<S, P, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shed")
             .field("inner", &self.inner)

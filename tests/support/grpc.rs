@@ -167,31 +167,50 @@ pub async fn serve<P>(layer: GrpcShedLayer<P>) -> GrpcServed
 where
     P: Prioritize<http::Request<Body>> + Clone + Send + Sync + 'static,
 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (entered_sender, entered) = mpsc::unbounded_channel();
-    let backend = Arc::new(Backend {
-        gate: Semaphore::new(0),
-        entered: entered_sender,
-    });
-    let router = Server::builder()
-        .layer(layer)
-        .add_service(Demo(Arc::clone(&backend)));
-    let server = tokio::spawn(async move {
-        router
-            .serve_with_incoming(TcpIncoming::from(listener))
-            .await
-            .unwrap();
-    });
-    GrpcServed {
-        address,
-        backend,
-        entered: Mutex::new(entered),
-        server,
-    }
+    GrpcServed::start(|backend, incoming| {
+        Server::builder()
+            .layer(layer)
+            .add_service(Demo(backend))
+            .serve_with_incoming(incoming)
+    })
+    .await
+}
+
+/// Serves the demo service with no layer: for the client-side tests.
+pub async fn serve_bare() -> GrpcServed {
+    GrpcServed::start(|backend, incoming| {
+        Server::builder()
+            .add_service(Demo(backend))
+            .serve_with_incoming(incoming)
+    })
+    .await
 }
 
 impl GrpcServed {
+    /// Binds a free port of 127.0.0.1 and spawns the server `serve` makes
+    /// for the backend on it.
+    async fn start<F, Fut>(serve: F) -> GrpcServed
+    where
+        F: FnOnce(Arc<Backend>, TcpIncoming) -> Fut,
+        Fut: std::future::Future<Output = Result<(), tonic::transport::Error>> + Send + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (entered_sender, entered) = mpsc::unbounded_channel();
+        let backend = Arc::new(Backend {
+            gate: Semaphore::new(0),
+            entered: entered_sender,
+        });
+        let server = serve(Arc::clone(&backend), TcpIncoming::from(listener));
+        let server = tokio::spawn(async move { server.await.unwrap() });
+        GrpcServed {
+            address,
+            backend,
+            entered: Mutex::new(entered),
+            server,
+        }
+    }
+
     /// Lets `permits` gated handler steps go on (an answer, or a message).
     pub fn open(&self, permits: usize) {
         self.backend.gate.add_permits(permits);

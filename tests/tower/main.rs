@@ -1,4 +1,5 @@
-//! The tower layers: `ShedLayer` and `HttpShedLayer` in front of services and real HTTP servers.
+//! The tower layers: `ShedLayer`, `HttpShedLayer` and `GrpcShedLayer` in front of services, real HTTP
+//! and gRPC servers, and around real clients.
 //!
 //! One test binary for the face, a module per behaviour (the file names
 //! say which); the helpers shared by every binary are in `tests/support/`.
@@ -7,6 +8,7 @@
 mod support;
 
 mod adaptive;
+mod client_side;
 mod grpc_server;
 mod http_metrics;
 mod http_permit_paths;
