@@ -43,6 +43,10 @@ pub struct Ask {
     /// The messages a stream sends.
     #[prost(uint32, tag = "3")]
     pub count: u32,
+    /// The handler's work before it answers, or before each message, in
+    /// milliseconds.
+    #[prost(uint32, tag = "4")]
+    pub work_ms: u32,
 }
 
 /// A call's answer, or one message of a stream.
@@ -122,9 +126,16 @@ async fn unary(
     if ask.gated {
         backend.gate.acquire().await.unwrap().forget();
     }
+    work(ask.work_ms).await;
     match ask.code {
         0 => Ok(tonic::Response::new(Answer { index: 0 })),
         code => Err(Status::new(Code::from_i32(code), "asked to fail")),
+    }
+}
+
+async fn work(ms: u32) {
+    if ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(u64::from(ms))).await;
     }
 }
 
@@ -139,6 +150,7 @@ fn stream(
             if ask.gated {
                 backend.gate.acquire().await.unwrap().forget();
             }
+            work(ask.work_ms).await;
             if sender.send(Ok(Answer { index })).await.is_err() {
                 return; // the call is gone
             }
@@ -298,6 +310,7 @@ pub fn ask(code: Code) -> Ask {
         code: code as i32,
         gated: false,
         count: 0,
+        work_ms: 0,
     }
 }
 
@@ -307,6 +320,7 @@ pub fn gated() -> Ask {
         code: 0,
         gated: true,
         count: 0,
+        work_ms: 0,
     }
 }
 
@@ -316,6 +330,7 @@ pub fn gated_stream(count: u32) -> Ask {
         code: 0,
         gated: true,
         count,
+        work_ms: 0,
     }
 }
 

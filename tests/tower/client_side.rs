@@ -229,3 +229,12 @@ async fn a_grpc_client_s_adaptive_limit_learns_from_unavailable_answers() {
     assert_eq!(resource.adaptive_stats().unwrap().drops, 2);
     assert_eq!(resource.capacity(), 3);
 }
+
+#[test]
+fn the_example_s_client_limit_follows_the_server_s_capacity() {
+    support::examples::run_example(
+        "client_limit",
+        &["--phase-secs", "2", "--clients", "32"],
+        &["the client's limit followed the server's capacity"],
+    );
+}

@@ -247,3 +247,16 @@ async fn the_adaptive_limit_falls_on_unavailable_and_recovers() {
     }
     assert!(resource.capacity() >= 4, "{:?}", resource.adaptive_stats());
 }
+
+#[test]
+fn the_example_serves_tonic_clients_and_sheds_bulk_calls_first() {
+    support::examples::run_example(
+        "grpc_server",
+        &["--duration", "1", "--clients", "16"],
+        &[
+            "sheddable calls went first",
+            "other_statuses=0",
+            "in flight now 0",
+        ],
+    );
+}
