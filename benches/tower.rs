@@ -10,6 +10,7 @@
 //! | `shed`                | `sidejob::tower::Shed` over it (feature `tower`) |
 //! | `bare-http`           | a trivial `http::Request<()>` → `http::Response<()>` service |
 //! | `http-shed`           | `sidejob::tower::HttpShed` over `bare-http` (feature `http`) |
+//! | `grpc-shed`           | `sidejob::tower::GrpcShed` over `bare-http` (feature `grpc`) |
 //! | `tower-loadshed-global` | tower's `LoadShed<GlobalConcurrencyLimit>` over `bare` |
 //! | `tower-concurrency`   | tower's `ConcurrencyLimit` over `bare` (clones share its semaphore) |
 //! | `resource-try-acquire` | not a service: `Resource::try_acquire` + drop, the yardstick of the targets |
@@ -24,8 +25,8 @@
 //! `benches/admission.rs`.
 //!
 //! ```text
-//! cargo bench --bench tower --features http
-//! cargo bench --bench tower --features http -- 'tower/2-threads'
+//! cargo bench --bench tower --features grpc
+//! cargo bench --bench tower --features grpc -- 'tower/2-threads'
 //! ```
 
 mod common;
@@ -152,6 +153,14 @@ fn tower_group(c: &mut Criterion) {
             "http-shed",
             threads,
             &http_shed.layer(HttpEcho),
+            http_request,
+        );
+        let grpc_shed = sidejob::tower::GrpcShedLayer::with_capacity(LIMIT).unwrap();
+        contender(
+            &mut group,
+            "grpc-shed",
+            threads,
+            &grpc_shed.layer(HttpEcho),
             http_request,
         );
         let global = LoadShed::new(GlobalConcurrencyLimitLayer::new(LIMIT).layer(Echo));

@@ -465,9 +465,9 @@ fn threads_label(family: &str, threads: usize) -> String {
 }
 
 /// Whether contender `name` is sidejob's: `sidejob...`, or its tower
-/// layers `shed` and `http-shed`.
+/// layers `shed`, `http-shed` and `grpc-shed`.
 fn ours(name: &str) -> bool {
-    name.starts_with("sidejob") || name == "shed" || name == "http-shed"
+    name.starts_with("sidejob") || name == "shed" || name == "http-shed" || name == "grpc-shed"
 }
 
 /// sidejob's contenders first (`sidejob` and `shed` before their
