@@ -23,6 +23,24 @@
 //! head. An upgraded connection (a WebSocket) holds a permit only if its
 //! handler takes the request's [`UpgradePermit`] into the session.
 //!
+//! With the `grpc` feature, [`GrpcShedLayer`] answers overload with a gRPC
+//! status (`RESOURCE_EXHAUSTED`, or `UNAVAILABLE`) in a trailers-only
+//! response with `grpc-retry-pushback-ms`, which a tonic client reads as
+//! that `Code`, and holds the permit in the response body until the call's
+//! trailers (every message of a stream). It works on `http` types, so it
+//! goes in front of a tonic server and around a tonic `Channel` alike.
+//!
+//! # On the client side
+//!
+//! The layers wrap an outbound service (a hyper client, a tonic `Channel`)
+//! as they wrap a server: a call past the limit fails in the client, at
+//! once, and never reaches the dependency. A dependency answers overload
+//! as a *response*, so over an adaptive resource
+//! [`ShedLayer::drop_on_response`] (with [`is_overload_response`] for HTTP
+//! and gRPC answers) tells the limit which answers are drops;
+//! [`HttpShedLayer::drop_on`] and [`GrpcShedLayer::drop_on`] do it for
+//! their flavours.
+//!
 //! # The permit's life
 //!
 //! 1. `poll_ready` takes a permit first. With every shard full it answers
