@@ -9,19 +9,26 @@
 //! * `kill -9` of a node, restarted under its name a moment later;
 //! * `SIGSTOP` of a node, or of Redis, for up to two leases, then `SIGCONT`;
 //! * Redis restarted empty, or killed and restarted from its last snapshot
-//!   (taken at random moments before: a restore from an older state, as a
-//!   replica promoted before it caught up would be);
+//!   (taken at random moments before: a restore from an older state);
+//! * a replica promoted before it caught up: the campaign keeps a replica
+//!   of Redis (`--replicaof`), its replication link through a second proxy.
+//!   That proxy delays the link by up to a lease, so the replica falls
+//!   behind; then the primary is killed (`kill -9`), the link cut (the
+//!   writes still on their way are lost), the replica promoted
+//!   (`REPLICAOF NO ONE`) and the nodes' proxy pointed at it; a new replica
+//!   of it is started for the next time;
 //! * a step of Redis's wall clock, forward or back, by up to a lease, the
 //!   clock kept within two leases of the real one (a preloaded shim,
 //!   `tests/support/clock_shim.c`);
 //! * a slow network: the proxy delays Redis's traffic by up to 800 ms for a
 //!   while, or cuts every connection at once.
 //!
-//! Not done: a replica promoted for real (the restore from an older
-//! snapshot leaves the ledger in the same state), and a step of a node's
-//! clock: a node's leases run on the monotonic clock, which cannot be
-//! stepped without root (its wall clock, which a shim can step, decides
-//! nothing).
+//! Not done: a step of a node's clock. A node's leases run on the
+//! monotonic clock (the time-stamp counter, through `quanta`, calibrated
+//! against `CLOCK_MONOTONIC`), which a clock step does not move: an
+//! administrator's or NTP's step moves the wall clock only, and the node
+//! decides nothing by its wall clock. Moving the monotonic clock itself
+//! would take a shim of the TSC, which no preload can do without root.
 //!
 //! The checker, every tick: the downstream never serves more than the
 //! capacity at once (requests that reached it more than a second after
@@ -76,11 +83,19 @@ enum Heal {
     RestartNode(usize),
     ResumeRedis,
     Network,
+    /// The replica (stopped, behind) promoted in the primary's place.
+    Promote,
 }
 
 /// The campaign's state beside the run.
 struct Campaign {
     redis: RedisServer,
+    /// A replica of `redis`, for a promotion.
+    replica: RedisServer,
+    /// The replica's link to `redis`.
+    replication: TcpProxy,
+    /// Whether the replica is falling behind, to be promoted.
+    promoting: bool,
     proxy: TcpProxy,
     clock: ClockShim,
     clock_ms: i64,
@@ -117,6 +132,18 @@ impl Campaign {
             .ok()?;
         Some(connection)
     }
+}
+
+/// A replica of the primary behind `link`, with `options` (the clock
+/// shim).
+fn start_replica(link: &TcpProxy, options: &Options) -> RedisServer {
+    let mut options = options.clone();
+    options.args.extend([
+        "--replicaof".to_owned(),
+        "127.0.0.1".to_owned(),
+        link.port.to_string(),
+    ]);
+    RedisServer::start_with(free_port(), options)
 }
 
 fn restart_node(run: &mut Run, proxy: &TcpProxy, i: usize) {
@@ -157,7 +184,9 @@ pub(super) fn drive(args: &[String]) -> i32 {
         env: clock.env(),
         ..Options::default()
     };
-    let redis = RedisServer::start_with(free_port(), options);
+    let redis = RedisServer::start_with(free_port(), options.clone());
+    let replication = TcpProxy::start(redis.port);
+    let replica = start_replica(&replication, &options);
     let proxy = TcpProxy::start(redis.port);
     let downstream = Downstream::start();
     println!(
@@ -185,6 +214,9 @@ pub(super) fn drive(args: &[String]) -> i32 {
     }
     let mut campaign = Campaign {
         redis,
+        replica,
+        replication,
+        promoting: false,
         proxy,
         clock,
         clock_ms: 0,
@@ -367,8 +399,68 @@ fn heal_due(run: &mut Run, campaign: &mut Campaign, all: bool) {
                 campaign.proxy.delay(Duration::ZERO);
                 run.event("the network is fast again");
             }
+            Heal::Promote => promote(run, campaign),
         }
     }
+}
+
+/// Kills the primary and promotes the replica, behind by the writes still
+/// on their way over its delayed link: the ledger goes back to what the
+/// replica had.
+fn promote(run: &mut Run, campaign: &mut Campaign) {
+    run.ledger = None;
+    let (primary, replica) = (
+        replication_offset(&campaign.redis),
+        replication_offset(&campaign.replica),
+    );
+    // kill -9, stopped or not; then the writes on their way are lost.
+    campaign.redis.kill();
+    campaign.replication.cut();
+    campaign.replica.promote();
+    campaign.proxy.retarget(campaign.replica.port);
+    campaign.proxy.cut();
+    campaign.replication.delay(Duration::ZERO);
+    campaign.replication.retarget(campaign.replica.port);
+    let options = Options {
+        env: campaign.clock.env(),
+        ..Options::default()
+    };
+    let next = start_replica(&campaign.replication, &options);
+    let promoted = std::mem::replace(&mut campaign.replica, next);
+    drop(std::mem::replace(&mut campaign.redis, promoted));
+    // The old primary is gone, stopped or not.
+    campaign.redis_stopped = false;
+    campaign.promoting = false;
+    campaign.count("replica promoted before it caught up");
+    let behind = match (primary, replica) {
+        (Some(primary), Some(replica)) => format!("{} bytes", primary - replica),
+        _ => "unknown (the primary was stopped)".to_owned(),
+    };
+    run.event(&format!(
+        "redis-server killed; its replica, behind by {behind} of replication, promoted on {}",
+        campaign.redis.port
+    ));
+    run.ledger = campaign.ledger();
+}
+
+/// A server's replication offset (`master_repl_offset`): how much of the
+/// replication stream it has made or applied. `None` if it does not answer
+/// within half a second (stopped).
+fn replication_offset(server: &RedisServer) -> Option<i64> {
+    let client = redis::Client::open(server.url()).ok()?;
+    let mut connection = client
+        .get_connection_with_timeout(Duration::from_millis(500))
+        .ok()?;
+    connection
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .ok()?;
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut connection)
+        .ok()?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("master_repl_offset:"))
+        .and_then(|offset| offset.trim().parse().ok())
 }
 
 /// Injects one fault at random.
@@ -376,7 +468,7 @@ fn fault(run: &mut Run, campaign: &mut Campaign, draw: &mut Draw) {
     let now = Instant::now();
     let i = draw.below(NODES as u64) as usize;
     let node_free = !campaign.killed[i] && !campaign.stopped[i] && run.nodes[i].alive;
-    match draw.below(10) {
+    match draw.below(11) {
         0 | 1 => {
             // The demand moves (not a fault: the load the faults meet).
             let demand = DEMANDS[draw.below(DEMANDS.len() as u64) as usize];
@@ -459,6 +551,15 @@ fn fault(run: &mut Run, campaign: &mut Campaign, draw: &mut Draw) {
             campaign.proxy.cut();
             campaign.count("connections cut");
             run.event("every connection to Redis cut");
+        }
+        10 if !campaign.promoting => {
+            // The replica falls behind; the primary dies before it caught up.
+            let lag = draw.between(Duration::from_millis(200), LEASE);
+            campaign.replication.delay(lag);
+            campaign.promoting = true;
+            let at = now + draw.between(lag / 2, lag * 2);
+            campaign.healing.push((at, Heal::Promote));
+            run.event(&format!("redis-server's replica falls behind by {lag:?}"));
         }
         _ => {}
     }

@@ -143,6 +143,22 @@ impl RedisServer {
         std::mem::forget(old);
     }
 
+    /// A replica made a primary (`REPLICAOF NO ONE`), and one for good: a
+    /// restart starts it as a primary.
+    pub fn promote(&mut self) {
+        self.run(&["REPLICAOF", "NO", "ONE"]);
+        if let Some(at) = self
+            .options
+            .args
+            .iter()
+            .position(|arg| arg == "--replicaof")
+        {
+            self.options
+                .args
+                .drain(at..(at + 3).min(self.options.args.len()));
+        }
+    }
+
     /// Kills it, so nothing answers on its port.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -100,6 +100,9 @@ fn pump(
                 let wait = delay.load(Ordering::SeqCst);
                 if wait > 0 {
                     std::thread::sleep(Duration::from_millis(wait));
+                    if cuts.load(Ordering::SeqCst) != generation {
+                        break; // cut while it waited: the chunk is lost
+                    }
                 }
                 if into.write_all(&buffer[..n]).is_err() {
                     break;
