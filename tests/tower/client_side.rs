@@ -190,6 +190,57 @@ async fn a_grpc_client_past_its_limit_is_refused_in_the_client() {
 }
 
 #[tokio::test]
+async fn a_grpc_layer_wraps_a_hyper_client_under_tonic_s_grpc_client() {
+    // tonic's alternative to a `Channel`: a hyper client given an origin.
+    // Its body (`Incoming`) has no `Default`, and needs none.
+    let served = serve_bare().await;
+    let layer = GrpcShedLayer::with_capacity(1).unwrap();
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<tonic::body::Body>();
+    let origin: http::Uri = format!("http://{}", served.address).parse().unwrap();
+    let layered = layer.layer(client);
+    let held = {
+        let (layered, origin) = (layered.clone(), origin.clone());
+        tokio::spawn(async move { call_at(layered, origin, gated()).await })
+    };
+    assert_eq!(served.entered().await, UNARY);
+    let refused = call_at(layered.clone(), origin.clone(), ask(Code::Ok))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::ResourceExhausted);
+    served.open(1);
+    held.await.unwrap().unwrap();
+    call_at(layered, origin, ask(Code::Ok)).await.unwrap();
+    assert_eq!(layer.resource().usage(), 0);
+}
+
+/// A unary call through `service` to `origin`, tonic's `Grpc::with_origin`.
+async fn call_at<T>(
+    service: T,
+    origin: http::Uri,
+    ask: support::grpc::Ask,
+) -> Result<support::grpc::Answer, tonic::Status>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
+    T::Error: Into<tonic::codegen::StdError>,
+{
+    let mut client = tonic::client::Grpc::with_origin(service, origin);
+    client
+        .ready()
+        .await
+        .map_err(|error| tonic::Status::from_error(error.into()))?;
+    let codec = tonic_prost::ProstCodec::<support::grpc::Ask, support::grpc::Answer>::default();
+    let path = http::uri::PathAndQuery::from_static(UNARY);
+    Ok(client
+        .unary(tonic::Request::new(ask), path, codec)
+        .await?
+        .into_inner())
+}
+
+#[tokio::test]
 async fn a_grpc_client_s_adaptive_limit_learns_from_unavailable_answers() {
     let served = serve_bare().await;
     let channel = served.channel().await;

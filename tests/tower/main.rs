@@ -9,6 +9,7 @@ mod support;
 
 mod adaptive;
 mod client_side;
+mod grpc_judging;
 mod grpc_server;
 mod http_metrics;
 mod http_permit_paths;

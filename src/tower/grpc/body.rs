@@ -51,8 +51,9 @@ pin_project! {
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
     pub struct GrpcPermitBody<B> {
+        // `None` for a refusal: no body at all.
         #[pin]
-        inner: B,
+        inner: Option<B>,
         in_flight: InFlight,
         drop_on: GrpcCodes,
         // Set when `is_end_stream` answered `true`: a server that saw it
@@ -72,11 +73,23 @@ pin_project! {
 }
 
 impl<B> GrpcPermitBody<B> {
+    /// `inner`, holding `in_flight` until its end; its trailers' status is
+    /// a drop if it is one of `drop_on`.
     pub(super) fn new(inner: B, in_flight: InFlight, drop_on: GrpcCodes) -> Self {
         GrpcPermitBody {
-            inner,
+            inner: Some(inner),
             in_flight,
             drop_on,
+            seen_ended: AtomicBool::new(false),
+        }
+    }
+
+    /// No body: a refusal's, which a trailers-only response has.
+    pub(super) fn empty() -> Self {
+        GrpcPermitBody {
+            inner: None,
+            in_flight: InFlight::none(),
+            drop_on: GrpcCodes::none(),
             seen_ended: AtomicBool::new(false),
         }
     }
@@ -103,7 +116,7 @@ impl<B> GrpcPermitBody<B> {
         self.in_flight.holds()
     }
 
-    /// The inner body.
+    /// The inner body; `None` for a refusal, which has none.
     ///
     /// # Examples
     ///
@@ -117,12 +130,12 @@ impl<B> GrpcPermitBody<B> {
     ///     Ok::<_, Infallible>(Response::new(String::from("text")))
     /// }));
     /// let response = service.oneshot(Request::new(())).await?;
-    /// assert_eq!(response.body().get_ref(), "text");
+    /// assert_eq!(response.body().get_ref().map(String::as_str), Some("text"));
     /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     /// # }).unwrap();
     /// ```
-    pub fn get_ref(&self) -> &B {
-        &self.inner
+    pub fn get_ref(&self) -> Option<&B> {
+        self.inner.as_ref()
     }
 }
 
@@ -135,8 +148,11 @@ impl<B: Body> Body for GrpcPermitBody<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let mut this = self.project();
-        let polled = this.inner.as_mut().poll_frame(cx);
+        let this = self.project();
+        let Some(mut inner) = this.inner.as_pin_mut() else {
+            return Poll::Ready(None);
+        };
+        let polled = inner.as_mut().poll_frame(cx);
         if !this.in_flight.holds() {
             return polled;
         }
@@ -152,7 +168,7 @@ impl<B: Body> Body for GrpcPermitBody<B> {
                         this.in_flight.mark_dropped();
                     }
                     this.in_flight.finish();
-                } else if this.inner.is_end_stream() {
+                } else if inner.is_end_stream() {
                     this.in_flight.finish();
                 }
             }
@@ -165,7 +181,7 @@ impl<B: Body> Body for GrpcPermitBody<B> {
 
     #[inline]
     fn is_end_stream(&self) -> bool {
-        let ended = self.inner.is_end_stream();
+        let ended = self.inner.as_ref().is_none_or(Body::is_end_stream);
         if ended {
             // Relaxed: read back by the drop on the thread that owns the body.
             self.seen_ended.store(true, Ordering::Relaxed);
@@ -175,17 +191,21 @@ impl<B: Body> Body for GrpcPermitBody<B> {
 
     #[inline]
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
     }
 }
 
-impl<B: Default> Default for GrpcPermitBody<B> {
+impl<B> Default for GrpcPermitBody<B> {
+    /// No body, and no permit: a refusal's.
     fn default() -> Self {
-        GrpcPermitBody::new(B::default(), InFlight::none(), GrpcCodes::none())
+        GrpcPermitBody::empty()
     }
 }
 
 impl<B: fmt::Debug> fmt::Debug for GrpcPermitBody<B> {
+    // `inner` is `None` for a refusal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrpcPermitBody")
             .field("inner", &self.inner)

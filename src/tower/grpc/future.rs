@@ -26,8 +26,8 @@ impl Refusal {
     /// `200`, `content-type: application/grpc` and the status, message and
     /// pushback: what gRPC calls a trailers-only response.
     #[cold]
-    fn respond<B: Default>(self) -> Response<GrpcPermitBody<B>> {
-        let mut response = Response::new(GrpcPermitBody::default());
+    fn respond<B>(self) -> Response<GrpcPermitBody<B>> {
+        let mut response = Response::new(GrpcPermitBody::empty());
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
@@ -113,7 +113,6 @@ impl<F> GrpcResponseFuture<F> {
 impl<F, B, E> Future for GrpcResponseFuture<F>
 where
     F: Future<Output = Result<Response<B>, E>>,
-    B: Default,
 {
     type Output = Result<Response<GrpcPermitBody<B>>, E>;
 
@@ -136,11 +135,9 @@ where
                         return Poll::Ready(Err(error));
                     }
                 };
-                if in_flight.adapts() {
-                    judge_head(&response, &mut in_flight, *drop_on);
-                }
+                let trailers_drop_on = judge_head(&response, &mut in_flight, *drop_on);
                 Poll::Ready(Ok(
-                    response.map(|body| GrpcPermitBody::new(body, in_flight, *drop_on))
+                    response.map(|body| GrpcPermitBody::new(body, in_flight, trailers_drop_on))
                 ))
             }
             KindProjection::Refused { refusal } => {
@@ -153,20 +150,34 @@ where
     }
 }
 
-/// Over an adaptive resource, what a response's head tells: a
-/// trailers-only response (its `grpc-status` in the head) ends the call
-/// here, a drop if its code is one of `drop_on`; a head that is not `200`
-/// (from a proxy) is a drop if the code gRPC maps its status to is.
-fn judge_head<B>(response: &Response<B>, in_flight: &mut InFlight, drop_on: GrpcCodes) {
+/// What a response's head tells; the codes that are drops in its trailers,
+/// if it has any to judge. A trailers-only response (its `grpc-status` in
+/// the head) ends the call here, a drop if its code is one of `drop_on`:
+/// no message follows. A head that is not `200` (from a proxy) decides
+/// the call's status by itself (gRPC's HTTP/2 protocol: the status a
+/// client sees is the one its HTTP status maps to), so its trailers, if
+/// any, are not judged again; it is a drop if that code is one of
+/// `drop_on`. Only an adaptive resource has drops to hear of.
+#[inline]
+fn judge_head<B>(
+    response: &Response<B>,
+    in_flight: &mut InFlight,
+    drop_on: GrpcCodes,
+) -> GrpcCodes {
     if let Some(code) = GrpcCode::of_headers(response.headers()) {
-        if drop_on.contains(code) {
+        if drop_on.contains(code) && in_flight.adapts() {
             in_flight.mark_dropped();
         }
-        // Trailers-only: no message follows.
         in_flight.finish();
-    } else if let Some(code) = GrpcCode::from_http_status(response.status()) {
-        if drop_on.contains(code) {
-            in_flight.mark_dropped();
+        return GrpcCodes::none();
+    }
+    match GrpcCode::from_http_status(response.status()) {
+        None => drop_on,
+        Some(code) => {
+            if drop_on.contains(code) && in_flight.adapts() {
+                in_flight.mark_dropped();
+            }
+            GrpcCodes::none()
         }
     }
 }

@@ -141,7 +141,9 @@ impl<P> GrpcShedLayer<P> {
     }
 
     /// The `grpc-retry-pushback-ms` a refused call is told: `after` in
-    /// whole milliseconds, rounded up (so never 0 unless `after` is zero).
+    /// whole milliseconds, rounded up (so never 0 unless `after` is zero),
+    /// and at most `i32::MAX` (gRPC reads it as an int32, a larger value as
+    /// "do not retry").
     ///
     /// # Examples
     ///
@@ -149,12 +151,18 @@ impl<P> GrpcShedLayer<P> {
     /// use std::time::Duration;
     /// let layer = sidejob::tower::GrpcShedLayer::with_capacity(1)?
     ///     .retry_after(Duration::from_secs(2));
+    /// assert!(format!("{layer:?}").contains("2000"));
+    /// let forever = sidejob::tower::GrpcShedLayer::with_capacity(1)?.retry_after(Duration::MAX);
+    /// assert!(format!("{forever:?}").contains("2147483647"));
     /// # Ok::<(), sidejob::BuildError>(())
     /// ```
     pub fn retry_after(mut self, after: Duration) -> Self {
         let millis =
             after.as_millis() + u128::from(!after.subsec_nanos().is_multiple_of(1_000_000));
-        self.refusal.pushback = HeaderValue::from(u64::try_from(millis).unwrap_or(u64::MAX));
+        // gRPC reads the pushback as an int32: a larger one means "do not
+        // retry" to a client, so it stops at the largest that is a wait.
+        let millis = millis.min(i32::MAX as u128) as u64;
+        self.refusal.pushback = HeaderValue::from(millis);
         self
     }
 

@@ -97,7 +97,6 @@ impl<S, P> GrpcShed<S, P> {
 impl<S, P, ReqB, ResB> Service<Request<ReqB>> for GrpcShed<S, P>
 where
     S: Service<Request<ReqB>, Response = Response<ResB>>,
-    ResB: Default,
     P: Prioritize<Request<ReqB>>,
 {
     type Response = Response<GrpcPermitBody<ResB>>;
