@@ -60,8 +60,8 @@
 //!   (`resource/anchor.rs`; figures in `docs/benchmarks/history.md`).
 //! * **HTTP.** `HttpShed` keeps the inner error type (axum routers need
 //!   `Infallible`) and answers overload with `503 Service Unavailable`, a
-//!   `Retry-After` in whole seconds rounded up, and an empty body
-//!   (`ResB: Default`).
+//!   `Retry-After` in whole seconds rounded up, and no body (a
+//!   `PermitBody` over `None`, so any body type will do).
 
 use crate::OwnedPermit;
 

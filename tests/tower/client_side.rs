@@ -17,11 +17,11 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use http::{Request, StatusCode};
-use http_body_util::Empty;
+use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sidejob::adaptive::Adaptive;
-use sidejob::tower::{is_overload_response, GrpcShedLayer, ShedLayer};
+use sidejob::tower::{is_overload_response, GrpcShedLayer, HttpShedLayer, ShedLayer};
 use sidejob::{Overload, Resource};
 use tokio::sync::{mpsc, Semaphore};
 use tonic::Code;
@@ -115,6 +115,51 @@ async fn an_http_client_past_its_limit_is_refused_in_the_client() {
     assert_eq!(answered.status(), StatusCode::OK);
     // The refused call never reached the dependency.
     assert!(dependency.entered.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn an_http_shed_layer_around_a_hyper_client_holds_the_permit_until_the_body_is_read() {
+    // The client's own bodies (`Incoming`) have no `Default`, and need none.
+    let mut dependency = dependency().await;
+    let layer = HttpShedLayer::with_capacity(1).unwrap();
+    let resource = Arc::clone(layer.resource());
+    let client = layer.layer(Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>());
+    let answer = client
+        .clone()
+        .oneshot(dependency.request("/ok"))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    // The head is in; the body is not read yet: the call is in flight.
+    assert_eq!(resource.usage(), 1);
+    let refused = client
+        .clone()
+        .oneshot(dependency.request("/ok"))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE); // made in the client
+    assert!(refused.body().get_ref().is_none());
+    let body = answer.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(body, "ok");
+    assert_eq!(resource.usage(), 0);
+
+    // The dependency's own 503 is a drop for an adaptive client limit.
+    let resource = adaptive(4);
+    let client = HttpShedLayer::new(Arc::clone(&resource))
+        .layer(Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>());
+    close(&resource).await;
+    let busy = client
+        .clone()
+        .oneshot(dependency.request("/busy"))
+        .await
+        .unwrap();
+    assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(busy.body().get_ref().is_some()); // the dependency's
+    drop(busy);
+    close(&resource).await;
+    assert_eq!(resource.adaptive_stats().unwrap().drops, 1);
+    assert_eq!(resource.capacity(), 3);
+    assert!(dependency.entered.try_recv().is_err()); // nothing reached /held
 }
 
 #[tokio::test]

@@ -55,8 +55,9 @@ pin_project! {
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub struct PermitBody<B> {
+        // `None` for a 503's: no body at all.
         #[pin]
-        inner: B,
+        inner: Option<B>,
         in_flight: InFlight,
         // The bytes of data the declared length still expects.
         remaining: Remaining,
@@ -107,9 +108,19 @@ impl<B> PermitBody<B> {
     /// response's `Content-Length`, if it has one.
     pub(super) fn new(inner: B, in_flight: InFlight, length: Option<u64>) -> Self {
         PermitBody {
-            inner,
+            inner: Some(inner),
             in_flight,
             remaining: length.map_or(Remaining::UNREAD, Remaining::bytes),
+            seen_ended: AtomicBool::new(false),
+        }
+    }
+
+    /// No body, and no permit: a 503's.
+    pub(super) fn empty() -> Self {
+        PermitBody {
+            inner: None,
+            in_flight: InFlight::none(),
+            remaining: Remaining::UNKNOWN,
             seen_ended: AtomicBool::new(false),
         }
     }
@@ -136,7 +147,8 @@ impl<B> PermitBody<B> {
         self.in_flight.holds()
     }
 
-    /// The inner body.
+    /// The inner body; `None` for a `503` the layer answered, which has
+    /// none.
     ///
     /// # Examples
     ///
@@ -150,12 +162,12 @@ impl<B> PermitBody<B> {
     ///     Ok::<_, Infallible>(Response::new(String::from("text")))
     /// }));
     /// let response = service.oneshot(Request::new(())).await?;
-    /// assert_eq!(response.body().get_ref(), "text");
+    /// assert_eq!(response.body().get_ref().map(String::as_str), Some("text"));
     /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     /// # }).unwrap();
     /// ```
-    pub fn get_ref(&self) -> &B {
-        &self.inner
+    pub fn get_ref(&self) -> Option<&B> {
+        self.inner.as_ref()
     }
 }
 
@@ -168,13 +180,16 @@ impl<B: Body> Body for PermitBody<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let mut this = self.project();
+        let this = self.project();
+        let Some(mut inner) = this.inner.as_pin_mut() else {
+            return Poll::Ready(None);
+        };
         if *this.remaining == Remaining::UNREAD {
             // Before the first frame, the whole body's.
             *this.remaining =
-                (this.inner.size_hint().exact()).map_or(Remaining::UNKNOWN, Remaining::bytes);
+                (inner.size_hint().exact()).map_or(Remaining::UNKNOWN, Remaining::bytes);
         }
-        let polled = this.inner.as_mut().poll_frame(cx);
+        let polled = inner.as_mut().poll_frame(cx);
         if !this.in_flight.holds() {
             return polled;
         }
@@ -193,7 +208,7 @@ impl<B: Body> Body for PermitBody<B> {
                         }
                     }
                 }
-                if this.inner.is_end_stream() {
+                if inner.is_end_stream() {
                     this.in_flight.finish();
                 }
             }
@@ -204,7 +219,7 @@ impl<B: Body> Body for PermitBody<B> {
 
     #[inline]
     fn is_end_stream(&self) -> bool {
-        let ended = self.inner.is_end_stream();
+        let ended = self.inner.as_ref().is_none_or(Body::is_end_stream);
         if ended {
             // Relaxed: read back by the drop on the thread that owns the body.
             self.seen_ended.store(true, Ordering::Relaxed);
@@ -214,7 +229,10 @@ impl<B: Body> Body for PermitBody<B> {
 
     #[inline]
     fn size_hint(&self) -> SizeHint {
-        let hint = self.inner.size_hint();
+        let hint = self
+            .inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint);
         if hint.exact() == Some(0) {
             // Nothing more to send (hyper asks before it sends the head, and
             // sends no body then): ended, as for `is_end_stream`.
@@ -224,9 +242,10 @@ impl<B: Body> Body for PermitBody<B> {
     }
 }
 
-impl<B: Default> Default for PermitBody<B> {
+impl<B> Default for PermitBody<B> {
+    /// No body, and no permit: a 503's.
     fn default() -> Self {
-        PermitBody::new(B::default(), InFlight::none(), None)
+        PermitBody::empty()
     }
 }
 

@@ -11,7 +11,6 @@ use pin_project_lite::pin_project;
 
 use super::body::PermitBody;
 use super::upgrade::{Asked, Held};
-use crate::tower::in_flight::InFlight;
 
 /// Responses that tell of overload downstream: `503 Service Unavailable`,
 /// `429 Too Many Requests` and `504 Gateway Timeout`.
@@ -128,7 +127,6 @@ fn declared_length<B>(response: &Response<B>) -> Option<u64> {
 impl<F, B, E> Future for HttpResponseFuture<F>
 where
     F: Future<Output = Result<Response<B>, E>>,
-    B: Default,
 {
     type Output = Result<Response<PermitBody<B>>, E>;
 
@@ -176,8 +174,7 @@ where
                 Poll::Ready(Ok(Response::from_parts(parts, body)))
             }
             KindProjection::Overloaded { retry_after } => {
-                let mut response =
-                    Response::new(PermitBody::new(B::default(), InFlight::none(), None));
+                let mut response = Response::new(PermitBody::empty());
                 *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
                 if let Some(retry_after) = retry_after.take() {
                     response

@@ -94,7 +94,6 @@ impl<S, P> HttpShed<S, P> {
 impl<S, P, ReqB, ResB> Service<Request<ReqB>> for HttpShed<S, P>
 where
     S: Service<Request<ReqB>, Response = Response<ResB>>,
-    ResB: Default,
     P: Prioritize<Request<ReqB>>,
 {
     type Response = Response<PermitBody<ResB>>;
