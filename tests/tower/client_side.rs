@@ -163,6 +163,46 @@ async fn an_http_shed_layer_around_a_hyper_client_holds_the_permit_until_the_bod
 }
 
 #[tokio::test]
+async fn a_body_its_server_cut_off_is_no_latency_sample() {
+    // Found by the review: the server declares 100 bytes, sends 10 and
+    // closes; hyper's body yields the data, an error, then `None`.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer).await;
+                let head = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
+                let _ = stream.write_all(head).await;
+            }); // dropped: the connection closes mid-body
+        }
+    });
+    let resource = adaptive(8);
+    let client = HttpShedLayer::new(Arc::clone(&resource))
+        .layer(Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>());
+    close(&resource).await;
+    let before = resource.adaptive_stats().unwrap().samples;
+    let request = Request::get(format!("http://{address}/"))
+        .body(Empty::new())
+        .unwrap();
+    let mut body = client.oneshot(request).await.unwrap().into_body();
+    let mut errors = 0;
+    while let Some(frame) = body.frame().await {
+        errors += usize::from(frame.is_err());
+    }
+    assert_eq!(errors, 1); // hyper's IncompleteMessage, then the end
+    drop(body);
+    assert_eq!(resource.usage(), 0);
+    close(&resource).await;
+    let stats = resource.adaptive_stats().unwrap();
+    // Only the closing release: the cut-off body was no sample.
+    assert_eq!(stats.samples - before, 1, "{stats:?}");
+}
+
+#[tokio::test]
 async fn an_http_client_s_adaptive_limit_learns_from_503_and_429_answers() {
     let dependency = dependency().await;
     let resource = adaptive(4);

@@ -196,8 +196,11 @@ impl<B: Body> Body for PermitBody<B> {
         match &polled {
             // The body has ended: the request is no longer in flight.
             Poll::Ready(None) => this.in_flight.finish(),
-            Poll::Ready(Some(frame)) => {
-                if let Ok(Some(data)) = frame.as_ref().map(Frame::data_ref) {
+            // The body broke off (its server gone): the request ended
+            // without its whole answer, a censored sample.
+            Poll::Ready(Some(Err(_))) => this.in_flight.fail(false),
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
                     if let Some(expected) = this.remaining.expected() {
                         // Its last byte is out: a server reads no further.
                         let left = expected.saturating_sub(data.remaining() as u64);
