@@ -29,8 +29,9 @@ pin_project! {
     /// a `1xx`, `204` or `304`, a declared length of 0, or a `CONNECT`'s
     /// `2xx`) ends with its head, and its body holds no permit. Over an
     /// adaptive resource, the end (or a drop once the end was seen) closes
-    /// the request's latency sample; a body dropped before its end is no
-    /// sample.
+    /// the request's latency sample; a body dropped before its end, or
+    /// broken off by an error frame, is a censored sample (the request
+    /// ended without its whole answer).
     ///
     /// # Examples
     ///
