@@ -493,7 +493,16 @@ fn a_probe_relearns_a_baseline_left_low_under_lasting_overload() {
         // a probe puts the baseline right, and the limit grows.
         let mut downstream = Downstream::new(1000, 40, Shape::Jitter);
         let limits = run(&mut controller, &mut limit, &mut downstream, 400);
-        assert!(controller.stats().probes > 0, "{name}");
+        // Gradient needs the probe. Vegas reads the low baseline as a queue
+        // of 2 or 3 at these limits, within its `alpha`, and grows through
+        // it until the limit no longer binds, where the baseline heals.
+        if name == "gradient" {
+            assert!(
+                controller.stats().probes > 0,
+                "{name}: {limits:?}; {:?}",
+                controller.stats()
+            );
+        }
         assert!(
             limits.last().is_some_and(|&l| l >= 40),
             "{name}: {limits:?}; {:?}",

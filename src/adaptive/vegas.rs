@@ -117,14 +117,18 @@ impl Algorithm for Vegas {
             return limit;
         }
         let ratio = window.gradient().min(1.0);
-        let queue = (limit as f64 * (1.0 - ratio)).ceil() as usize;
+        let estimate = limit as f64 * (1.0 - ratio);
+        let queue = estimate.ceil() as usize;
         // A small limit aims for fewer queued requests: at most a third of
         // itself, so that it settles within 1.5 × K.
         let beta = self.beta.saturating_mul(lg).min(limit / 3).max(1);
         let alpha = self.alpha.saturating_mul(lg).min(beta);
         // Growth never passes 1.5 × what the downstream is estimated to
-        // take at once (the limit less its queue).
-        let ceiling = (limit.saturating_sub(queue) * 3 / 2).max(limit);
+        // take at once (the limit less its queue). From the estimate itself,
+        // not its ceiling: at a small limit, jitter of a thousandth over the
+        // baseline rounds up to a queue of 1, and 1.5 × (3 − 1) would hold
+        // a limit of 3 for good.
+        let ceiling = (((limit as f64 - estimate) * 1.5) as usize).max(limit);
         if queue == 0 {
             // Nothing queues: grow fast, by up to half the limit.
             (limit + self.beta.saturating_mul(lg).min(limit / 2).max(lg))
@@ -147,6 +151,16 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_small_limit_grows_through_jitter_just_over_the_baseline() {
+        // A lasting step to 10 ms, 8 clients, no queue: the mean a hair
+        // over the baseline (a loaded machine's sleeps).
+        let mut vegas = Vegas::default();
+        let window = Window::new(50, Duration::from_micros(10_072), 3)
+            .with_baseline(Duration::from_micros(10_061));
+        assert_eq!(vegas.update(3, &window), 4);
+    }
 
     #[test]
     fn parameters_the_check_accepts_never_overflow() {
