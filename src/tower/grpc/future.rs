@@ -130,7 +130,7 @@ where
                 let response = match output {
                     Ok(response) => response,
                     Err(error) => {
-                        // Not an answer from downstream: no sample.
+                        // No answer from downstream: a censored sample.
                         in_flight.fail(false);
                         return Poll::Ready(Err(error));
                     }
