@@ -263,24 +263,40 @@ where
     <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
     T::Error: Into<tonic::codegen::StdError>,
 {
-    let mut client = tonic::client::Grpc::new(service);
-    client
-        .ready()
-        .await
-        .map_err(|error| Status::from_error(error.into()))?;
+    let mut client = ready(tonic::client::Grpc::new(service)).await?;
     let codec = ProstCodec::<Ask, Answer>::default();
+    let request = tonic::Request::new(ask);
     let answer = client
-        .unary(
-            tonic::Request::new(ask),
-            PathAndQuery::from_static(path),
-            codec,
-        )
+        .unary(request, PathAndQuery::from_static(path), codec)
         .await?;
     Ok(answer.into_inner())
 }
 
-/// A server-streaming call of `path` through `service`: its messages, to
-/// read one by one.
+/// A unary call of `path` through `service` to `origin`: tonic's
+/// `Grpc::with_origin`, for a service that is no channel (a hyper client).
+pub async fn call_at<T>(
+    service: T,
+    origin: http::Uri,
+    path: &'static str,
+    ask: Ask,
+) -> Result<Answer, Status>
+where
+    T: tonic::client::GrpcService<Body>,
+    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
+    T::Error: Into<tonic::codegen::StdError>,
+{
+    let mut client = ready(tonic::client::Grpc::with_origin(service, origin)).await?;
+    let codec = ProstCodec::<Ask, Answer>::default();
+    let request = tonic::Request::new(ask);
+    let answer = client
+        .unary(request, PathAndQuery::from_static(path), codec)
+        .await?;
+    Ok(answer.into_inner())
+}
+
+/// A server-streaming call through `service`: its messages, to read one by
+/// one.
 pub async fn open_stream<T>(service: T, ask: Ask) -> Result<Streaming<Answer>, Status>
 where
     T: tonic::client::GrpcService<Body>,
@@ -288,20 +304,26 @@ where
     <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
     T::Error: Into<tonic::codegen::StdError>,
 {
-    let mut client = tonic::client::Grpc::new(service);
+    let mut client = ready(tonic::client::Grpc::new(service)).await?;
+    let codec = ProstCodec::<Ask, Answer>::default();
+    let request = tonic::Request::new(ask);
+    let stream = client
+        .server_streaming(request, PathAndQuery::from_static(STREAM), codec)
+        .await?;
+    Ok(stream.into_inner())
+}
+
+/// `client` once its service is ready; the service's error as a status.
+async fn ready<T>(mut client: tonic::client::Grpc<T>) -> Result<tonic::client::Grpc<T>, Status>
+where
+    T: tonic::client::GrpcService<Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+{
     client
         .ready()
         .await
         .map_err(|error| Status::from_error(error.into()))?;
-    let codec = ProstCodec::<Ask, Answer>::default();
-    let stream = client
-        .server_streaming(
-            tonic::Request::new(ask),
-            PathAndQuery::from_static(STREAM),
-            codec,
-        )
-        .await?;
-    Ok(stream.into_inner())
+    Ok(client)
 }
 
 /// Asks for an answer (or the status `code`, when not `OK`).

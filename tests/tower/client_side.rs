@@ -7,10 +7,10 @@
 #![cfg(feature = "grpc")]
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::support;
-use support::grpc::{ask, call, gated, serve_bare, CHECK, UNARY};
+use support::adaptive_window::{aimd_for_calls as adaptive, close_call_window as close};
+use support::grpc::{ask, call, call_at, gated, serve_bare, CHECK, UNARY};
 use support::http::serve;
 
 use axum::routing::get;
@@ -20,32 +20,11 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sidejob::adaptive::Adaptive;
 use sidejob::tower::{is_overload_response, GrpcShedLayer, HttpShedLayer, ShedLayer};
-use sidejob::{Overload, Resource};
+use sidejob::Overload;
 use tokio::sync::{mpsc, Semaphore};
 use tonic::Code;
 use tower::{Layer, ServiceExt};
-
-/// The windows: long enough that a few calls over a real connection fit in
-/// one even on a loaded machine; closed by hand with [`close`].
-const WINDOW: Duration = Duration::from_millis(300);
-
-fn adaptive(capacity: usize) -> Arc<Resource> {
-    Arc::new(
-        Resource::builder()
-            .capacity(capacity)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    )
-}
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
-}
 
 /// An HTTP dependency: `/busy` is a 503, `/quota` a 429, `/missing` a 404,
 /// `/held` waits for the gate (and tells it entered).
@@ -287,42 +266,19 @@ async fn a_grpc_layer_wraps_a_hyper_client_under_tonic_s_grpc_client() {
     let layered = layer.layer(client);
     let held = {
         let (layered, origin) = (layered.clone(), origin.clone());
-        tokio::spawn(async move { call_at(layered, origin, gated()).await })
+        tokio::spawn(async move { call_at(layered, origin, UNARY, gated()).await })
     };
     assert_eq!(served.entered().await, UNARY);
-    let refused = call_at(layered.clone(), origin.clone(), ask(Code::Ok))
+    let refused = call_at(layered.clone(), origin.clone(), UNARY, ask(Code::Ok))
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::ResourceExhausted);
     served.open(1);
     held.await.unwrap().unwrap();
-    call_at(layered, origin, ask(Code::Ok)).await.unwrap();
-    assert_eq!(layer.resource().usage(), 0);
-}
-
-/// A unary call through `service` to `origin`, tonic's `Grpc::with_origin`.
-async fn call_at<T>(
-    service: T,
-    origin: http::Uri,
-    ask: support::grpc::Ask,
-) -> Result<support::grpc::Answer, tonic::Status>
-where
-    T: tonic::client::GrpcService<tonic::body::Body>,
-    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
-    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
-    T::Error: Into<tonic::codegen::StdError>,
-{
-    let mut client = tonic::client::Grpc::with_origin(service, origin);
-    client
-        .ready()
+    call_at(layered, origin, UNARY, ask(Code::Ok))
         .await
-        .map_err(|error| tonic::Status::from_error(error.into()))?;
-    let codec = tonic_prost::ProstCodec::<support::grpc::Ask, support::grpc::Answer>::default();
-    let path = http::uri::PathAndQuery::from_static(UNARY);
-    Ok(client
-        .unary(tonic::Request::new(ask), path, codec)
-        .await?
-        .into_inner())
+        .unwrap();
+    assert_eq!(layer.resource().usage(), 0);
 }
 
 #[tokio::test]

@@ -9,14 +9,12 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
+use crate::support::adaptive_window::{aimd_for_calls, close_call_window as close};
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
-use sidejob::adaptive::Adaptive;
 use sidejob::tower::GrpcShedLayer;
-use sidejob::Resource;
 use tower::{service_fn, Layer, ServiceExt};
 
 /// One message, then trailers with `grpc-status: 14`, from frame `.0` on.
@@ -44,23 +42,9 @@ impl Body for Answer {
     }
 }
 
-const WINDOW: Duration = Duration::from_millis(300);
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
-}
-
 #[tokio::test]
 async fn a_503_head_then_overload_trailers_is_one_drop() {
-    let resource = Arc::new(
-        Resource::builder()
-            .capacity(8)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    );
+    let resource = aimd_for_calls(8);
     close(&resource).await;
     let before = resource.adaptive_stats().unwrap().drops;
     let service =

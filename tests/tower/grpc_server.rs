@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support;
+use support::adaptive_window::{aimd_for_calls as adaptive, close_call_window as close};
 use support::grpc::{
     ask, call, gated, gated_stream, open_stream, serve, until, Ask, BULK, CHECK, STREAM, UNARY,
 };
 
-use sidejob::adaptive::Adaptive;
 use sidejob::tower::{GrpcRefusal, GrpcShedLayer};
 use sidejob::{Priority, Resource};
 use tonic::Code;
@@ -163,27 +163,6 @@ async fn a_critical_method_gets_through_while_the_bulk_one_is_shed() {
     bulk.await.unwrap().unwrap();
     check.await.unwrap().unwrap();
     assert_eq!(resource.usage(), 0);
-}
-
-/// An adaptive resource of `capacity` under AIMD, its windows long enough
-/// that a few calls over a real connection fit in one even on a loaded
-/// machine, and closed by hand with [`close`].
-fn adaptive(capacity: usize) -> Arc<Resource> {
-    Arc::new(
-        Resource::builder()
-            .capacity(capacity)
-            .adaptive(Adaptive::aimd().window(WINDOW).min_samples(1))
-            .build()
-            .unwrap(),
-    )
-}
-
-const WINDOW: Duration = Duration::from_millis(300);
-
-/// Lets the window's time pass and closes it with one sampled release.
-async fn close(resource: &Resource) {
-    tokio::time::sleep(WINDOW * 2).await;
-    drop(resource.try_acquire().unwrap());
 }
 
 #[tokio::test]
