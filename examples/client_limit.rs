@@ -3,8 +3,8 @@
 //!
 //! The dependency is a real axum server on 127.0.0.1 behind
 //! `sidejob::tower::HttpShedLayer`: each request to `/work` takes
-//! `--work-ms`, and beyond its capacity `K` the server answers `503` at
-//! once. `K` is 16, then 6, then 24, `--phase-secs` each. `--clients` tasks
+//! `--work-ms` × a uniform draw in [0.5, 1.5], and beyond its capacity `K`
+//! the server answers `503` at once. `K` is 16, then 6, then 24, `--phase-secs` each. `--clients` tasks
 //! call it in a closed loop through a real hyper client; each waits 2 ms
 //! after a refusal before it tries again.
 //!
@@ -111,12 +111,17 @@ async fn main() {
     let args = Args::parse();
     let server = Arc::new(Resource::builder().capacity(PHASES[0]).build().unwrap());
     let work = Duration::from_millis(args.work_ms);
+    let draws = Arc::new(AtomicU64::new(0));
     let router = Router::new()
         .route(
             "/work",
-            get(move || async move {
-                tokio::time::sleep(work).await;
-                "done"
+            get(move || {
+                // Each request's work × U[0.5, 1.5]: jitter, not a metronome.
+                let factor = 0.5 + unit(draws.fetch_add(1, Ordering::Relaxed));
+                async move {
+                    tokio::time::sleep(work.mul_f64(factor)).await;
+                    "done"
+                }
             }),
         )
         .layer(HttpShedLayer::new(Arc::clone(&server)));
@@ -126,7 +131,7 @@ async fn main() {
     let uri = format!("http://{address}/work");
 
     println!(
-        "client_limit: {} clients, server capacity {:?} for {} s each, {} ms a request",
+        "client_limit: {} clients, server capacity {:?} for {} s each, {} ms x U[0.5, 1.5] a request",
         args.clients, PHASES, args.phase_secs, args.work_ms
     );
     let mut runs = Vec::new();
@@ -290,6 +295,16 @@ async fn drive(
         refusal,
         trace,
     }
+}
+
+/// A uniform draw in [0, 1) from the `n`th number of a sequence
+/// (splitmix64), so every request draws its own without a lock.
+fn unit(n: u64) -> f64 {
+    let mut z = n.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Nanoseconds from 1 to a minute, to 3 significant digits.
