@@ -52,7 +52,6 @@
 //! ADAPTIVE_TRACE=stats cargo run --release --example adaptive -- --only vegas  # each AdaptiveStats too
 //! ```
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -63,6 +62,11 @@ use hdrhistogram::Histogram;
 use sidejob::adaptive::{Adaptive, Aimd, DEFAULT_WINDOW};
 use sidejob::Resource;
 use tower::ServiceExt;
+
+#[path = "../tests/support/line_chart.rs"]
+mod line_chart;
+
+use line_chart::LineChart;
 
 #[derive(Debug, Parser)]
 #[command(about = "Adaptive limits against a downstream whose limit changes")]
@@ -592,39 +596,13 @@ fn report(scenario: Scenario, runs: &[Run], base: Duration, phase_secs: u64) {
 
 /// The limit of the adaptive runs over time, with K, as an SVG line chart.
 fn svg(runs: &[Run], phase_secs: u64) -> String {
-    let (width, height, margin) = (720.0, 360.0, 40.0);
     let seconds = (phase_secs * PHASES.len() as u64) as f64;
-    let top = 40.0;
-    let x = |t: f64| margin + t / seconds * (width - 2.0 * margin);
-    let y = |limit: f64| height - margin - limit / top * (height - 2.0 * margin);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    let mut chart = LineChart::new(
+        "sidejob adaptive limits: the limit over time against the downstream's K",
+        seconds,
+        40.0,
+        &[0, 10, 20, 30, 40],
     );
-    let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = write!(
-        out,
-        r#"<text x="{margin}" y="20">sidejob adaptive limits: the limit over time against the downstream's K</text>"#
-    );
-    for tick in [0, 10, 20, 30, 40] {
-        let ty = y(tick as f64);
-        let _ = write!(
-            out,
-            r##"<line x1="{margin}" x2="{}" y1="{ty}" y2="{ty}" stroke="#ddd"/><text x="8" y="{}">{tick}</text>"##,
-            width - margin,
-            ty + 4.0
-        );
-    }
-    for second in 0..=seconds as u64 {
-        let tx = x(second as f64);
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}">{second}s</text>"#,
-            tx - 6.0,
-            height - margin + 16.0
-        );
-    }
     let colours = [
         ("aimd", "#d62728"),
         ("gradient", "#1f77b4"),
@@ -633,50 +611,32 @@ fn svg(runs: &[Run], phase_secs: u64) -> String {
     // K, as a band [K, 1.5 K].
     for (phase, &k) in PHASES.iter().enumerate() {
         let (from, to) = (
-            x((phase as u64 * phase_secs) as f64),
-            x(((phase + 1) as u64 * phase_secs) as f64),
+            chart.x((phase as u64 * phase_secs) as f64),
+            chart.x(((phase + 1) as u64 * phase_secs) as f64),
         );
-        let _ = write!(
-            out,
-            r##"<rect x="{from}" y="{}" width="{}" height="{}" fill="#eee"/><line x1="{from}" x2="{to}" y1="{}" y2="{}" stroke="black" stroke-width="2"/>"##,
-            y(k as f64 * 1.5),
+        let (low, high) = (chart.y(k as f64), chart.y(k as f64 * 1.5));
+        chart.draw(&format!(
+            r##"<rect x="{from}" y="{high}" width="{}" height="{}" fill="#eee"/><line x1="{from}" x2="{to}" y1="{low}" y2="{low}" stroke="black" stroke-width="2"/>"##,
             to - from,
-            y(k as f64) - y(k as f64 * 1.5),
-            y(k as f64),
-            y(k as f64)
-        );
+            low - high,
+        ));
     }
     for (name, colour) in colours {
         let Some(run) = runs.iter().find(|run| run.name == name) else {
             continue;
         };
-        let points: Vec<String> = run
-            .trace
-            .iter()
-            .map(|(t, limit, _)| format!("{:.1},{:.1}", x(*t), y((*limit as f64).min(top))))
-            .collect();
-        let _ = write!(
-            out,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"#,
-            points.join(" ")
+        chart.line(
+            colour,
+            run.trace.iter().map(|&(t, limit, _)| (t, limit as f64)),
         );
     }
     // The legend sits over the middle phase, whose limits are low.
-    let (legend_x, mut legend_y) = (width * 0.42, 40.0);
-    for (label, colour) in [("K (grey: [K, 1.5 K])", "black")]
-        .into_iter()
-        .chain(colours)
-    {
-        let _ = write!(
-            out,
-            r#"<line x1="{}" x2="{}" y1="{legend_y}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{label}</text>"#,
-            legend_x,
-            legend_x + 20.0,
-            legend_x + 25.0,
-            legend_y + 4.0
-        );
-        legend_y += 16.0;
-    }
-    out.push_str("</svg>\n");
-    out
+    chart.legend(
+        0.42,
+        40.0,
+        [("K (grey: [K, 1.5 K])", "black")]
+            .into_iter()
+            .chain(colours),
+    );
+    chart.finish()
 }

@@ -31,7 +31,6 @@
 //! cargo run --release --features http --example client_limit -- --svg docs/img/client_limit.svg
 //! ```
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,6 +50,11 @@ use sidejob::tower::{is_overload_response, BoxError, HttpShedLayer, ShedLayer};
 use sidejob::{Overload, Resource};
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, ServiceExt};
+
+#[path = "../tests/support/line_chart.rs"]
+mod line_chart;
+
+use line_chart::LineChart;
 
 #[derive(Debug, Parser)]
 #[command(about = "A client's adaptive limit following its dependency's capacity")]
@@ -349,75 +353,31 @@ fn duration(nanos: u64) -> String {
 /// The client's limit over time against the server's capacity, as an SVG
 /// line chart (as `docs/img/adaptive.svg`).
 fn svg(trace: &[(f64, usize)], phase_secs: u64) -> String {
-    let (width, height, margin) = (720.0, 360.0, 40.0);
     let seconds = (phase_secs * PHASES.len() as u64) as f64;
-    let top = 64.0;
-    let x = |t: f64| margin + t / seconds * (width - 2.0 * margin);
-    let y = |limit: f64| height - margin - limit / top * (height - 2.0 * margin);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    let mut chart = LineChart::new(
+        "sidejob on the client side: the client's adaptive limit against the server's capacity",
+        seconds,
+        64.0,
+        &[0, 16, 32, 48, 64],
     );
-    let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = write!(
-        out,
-        r#"<text x="{margin}" y="20">sidejob on the client side: the client's adaptive limit against the server's capacity</text>"#
-    );
-    for tick in [0, 16, 32, 48, 64] {
-        let ty = y(tick as f64);
-        let _ = write!(
-            out,
-            r##"<line x1="{margin}" x2="{}" y1="{ty}" y2="{ty}" stroke="#ddd"/><text x="8" y="{}">{tick}</text>"##,
-            width - margin,
-            ty + 4.0
-        );
-    }
-    for second in 0..=seconds as u64 {
-        let tx = x(second as f64);
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}">{second}s</text>"#,
-            tx - 6.0,
-            height - margin + 16.0
-        );
-    }
     for (phase, &k) in PHASES.iter().enumerate() {
         let (from, to) = (
-            x((phase as u64 * phase_secs) as f64),
-            x(((phase + 1) as u64 * phase_secs) as f64),
+            chart.x((phase as u64 * phase_secs) as f64),
+            chart.x(((phase + 1) as u64 * phase_secs) as f64),
         );
-        let _ = write!(
-            out,
-            r#"<line x1="{from}" x2="{to}" y1="{}" y2="{}" stroke="black" stroke-width="2"/>"#,
-            y(k as f64),
-            y(k as f64)
-        );
+        let level = chart.y(k as f64);
+        chart.draw(&format!(
+            r#"<line x1="{from}" x2="{to}" y1="{level}" y2="{level}" stroke="black" stroke-width="2"/>"#
+        ));
     }
-    let points: Vec<String> = trace
-        .iter()
-        .map(|&(t, limit)| format!("{:.1},{:.1}", x(t), y((limit as f64).min(top))))
-        .collect();
-    let _ = write!(
-        out,
-        r##"<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{}"/>"##,
-        points.join(" ")
+    chart.line("#1f77b4", trace.iter().map(|&(t, limit)| (t, limit as f64)));
+    chart.legend(
+        0.55,
+        40.0,
+        [
+            ("the server's capacity K", "black"),
+            ("the client's limit (AIMD on the server's 503s)", "#1f77b4"),
+        ],
     );
-    let (legend_x, mut legend_y) = (width * 0.55, 40.0);
-    for (label, colour) in [
-        ("the server's capacity K", "black"),
-        ("the client's limit (AIMD on the server's 503s)", "#1f77b4"),
-    ] {
-        let _ = write!(
-            out,
-            r#"<line x1="{}" x2="{}" y1="{legend_y}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{label}</text>"#,
-            legend_x,
-            legend_x + 20.0,
-            legend_x + 25.0,
-            legend_y + 4.0
-        );
-        legend_y += 16.0;
-    }
-    out.push_str("</svg>\n");
-    out
+    chart.finish()
 }

@@ -17,6 +17,7 @@ pub mod grpc;
 pub mod homes;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod line_chart;
 pub mod model_config;
 pub mod objects;
 pub mod panics;
