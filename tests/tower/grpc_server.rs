@@ -239,3 +239,57 @@ fn the_example_serves_tonic_clients_and_sheds_bulk_calls_first() {
         ],
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_callers_than_capacity_never_push_usage_past_it_and_every_permit_comes_back() {
+    let layer = GrpcShedLayer::with_capacity(4).unwrap();
+    let resource = Arc::clone(layer.resource());
+    let served = serve(layer).await;
+    let channel = served.channel().await;
+    let busy = Ask {
+        work_ms: 2,
+        ..ask(Code::Ok)
+    };
+    // 32 callers, 20 calls each: unary calls, streams read to their end or
+    // dropped after a message, and every fourth caller aborted on the way.
+    let callers: Vec<_> = (0..32)
+        .map(|caller| {
+            let (channel, busy) = (channel.clone(), busy.clone());
+            tokio::spawn(async move {
+                for call_number in 0..20 {
+                    if (caller + call_number) % 3 == 0 {
+                        let stream = Ask {
+                            count: 3,
+                            ..busy.clone()
+                        };
+                        if let Ok(mut stream) = open_stream(channel.clone(), stream).await {
+                            let _ = stream.message().await;
+                            if call_number % 2 == 0 {
+                                while let Ok(Some(_)) = stream.message().await {}
+                            }
+                        }
+                    } else {
+                        let _ = call(channel.clone(), UNARY, busy.clone()).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut peak = 0;
+    for (index, caller) in callers.iter().enumerate() {
+        if index % 4 == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            caller.abort();
+        }
+    }
+    while callers.iter().any(|caller| !caller.is_finished()) {
+        peak = peak.max(resource.usage());
+        tokio::task::yield_now().await;
+    }
+    assert!(peak <= 4, "usage reached {peak} of 4");
+    until("every permit is back", || resource.usage() == 0).await;
+    assert!(
+        resource.stats().rejected > 0,
+        "the callers never overloaded it"
+    );
+}
