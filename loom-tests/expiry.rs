@@ -44,6 +44,65 @@ fn a_renewal_racing_an_expiry_is_never_undone() {
     });
 }
 
+/// (y'') An acquire checking a far deadline on the coarse clock races a
+/// renewal that brings the deadline near and the capacity down: the bound
+/// of the capacity in force holds at every step, and once the near
+/// deadline has passed no acquire answers from the far one (the renewal
+/// takes the coarse bound down with it).
+#[test]
+fn a_renewal_bringing_the_deadline_near_ends_the_coarse_check() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
+        let lease = resource.lease_capacity().unwrap();
+        lease
+            .set_until(2, Instant::now() + Duration::from_secs(3600), 0)
+            .unwrap();
+        let acquirer = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                let permit = resource.try_acquire();
+                assert!(resource.usage() <= 2);
+                permit.is_ok()
+            })
+        };
+        lease
+            .set_until(1, Instant::now() + Duration::from_millis(500), 0)
+            .unwrap();
+        let _admitted = acquirer.join().unwrap();
+        sidejob::advance_loom_clock(Duration::from_secs(1));
+        assert!(resource.try_acquire().is_err(), "past the near deadline");
+        assert_eq!(resource.capacity(), 0);
+    });
+}
+
+/// (y''') Past the deadline, on a scarce capacity with every slot held, an
+/// acquire races a release: it may be refused on the reserve's word alone
+/// (no clock read), or read the clock, lower the capacity to the fallback
+/// and be refused; it is never admitted, and the capacity ends at the
+/// fallback.
+#[test]
+fn a_refusal_read_off_the_reserve_past_the_deadline_admits_nothing() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(1).shards(2).build().unwrap());
+        let lease = resource.lease_capacity().unwrap();
+        lease
+            .set_until(2, Instant::now() + Duration::from_secs(1), 0)
+            .unwrap();
+        let first = resource.try_acquire_owned().unwrap();
+        let second = resource.try_acquire_owned().unwrap();
+        // A genuine refusal turns the capacity scarce.
+        assert!(resource.try_acquire().is_err());
+        sidejob::advance_loom_clock(Duration::from_secs(2));
+        let releaser = thread::spawn(move || drop(first));
+        assert!(resource.try_acquire().is_err(), "past the deadline");
+        releaser.join().unwrap();
+        drop(second);
+        assert!(resource.try_acquire().is_err(), "the fallback is 0");
+        assert_eq!(resource.capacity(), 0);
+        drop(lease);
+    });
+}
+
 /// (y') A user's resize races a lease taking the capacity (a fleet
 /// joining): the resize lands before the claim, and the lease's write
 /// follows it, or it is refused; never after the lease's write.

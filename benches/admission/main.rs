@@ -10,7 +10,7 @@
 //! | `sidejob-adaptive`     | `sidejob` with an adaptive limit on (AIMD): sampled permits time their hold |
 //! | `sidejob-owned-adaptive` | `sidejob-owned` with the adaptive limit on                     |
 //! | `sidejob-adaptive-every` | `sidejob-adaptive` with every permit timed (an hour-long window keeps the first stride, 1): the worst case |
-//! | `sidejob-leased`       | `sidejob` with a capacity good until a deadline (`CapacityLease::set_until`, a fleet's grant): each acquire reads the clock |
+//! | `sidejob-leased`       | `sidejob` with a capacity good until a deadline (`CapacityLease::set_until`, a fleet's grant): each acquire that could admit reads a clock (the kernel's coarse one while the deadline is far) |
 //! | `atomic-cas`           | one shared `AtomicUsize`: load, check, CAS; `fetch_sub` to release |
 //! | `mutex`                | `Mutex<usize>`: lock, check, inc; then lock, dec                 |
 //! | `tokio-semaphore`      | `tokio::sync::Semaphore::try_acquire` + drop of the permit        |

@@ -188,6 +188,20 @@ impl ShardedCounter {
         self.admit_slow(start, priority)
     }
 
+    /// Refuses `priority` from shard `start`, counted, when the capacity is
+    /// scarce with nothing in the reserve: no shard keeps a free slot then,
+    /// so every slot is held (the evidence
+    /// [`admit_numbered`](Self::admit_numbered) refuses on before its slow
+    /// path). One read of the reserve, no shard's. `None` otherwise, and
+    /// the caller admits as usual. A leased resource asks this before it
+    /// reads the clock: a refusal admits nothing, past a deadline or not.
+    #[inline]
+    pub(crate) fn refuse_at_once(&self, start: usize, priority: Priority) -> Option<Overload> {
+        let reserve = self.reserve.load();
+        (self.shares.whole(priority) && reserve.mode() == Mode::Scarce && reserve.free() <= 0)
+            .then(|| self.refused(start, priority))
+    }
+
     /// Counts a refusal of `priority` whose probe started at shard `start`.
     #[cold]
     #[inline(never)]

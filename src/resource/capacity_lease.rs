@@ -81,14 +81,20 @@ impl CapacityLease {
     /// lease ends (a fleet's grant is one). A later `set` or `set_until`
     /// replaces it.
     ///
-    /// Every acquire checks the deadline before it admits (a read of the
-    /// time-stamp counter, a few ns), and the first one past it lowers the
-    /// capacity to `fallback`: a process stopped past the deadline
-    /// (`SIGSTOP`, a VM pause) admits nothing on the stale capacity when it
-    /// resumes, whichever thread runs first. As with
+    /// Every acquire checks the deadline before it admits, and the first
+    /// one past it lowers the capacity to `fallback`: a process stopped
+    /// past the deadline (`SIGSTOP`, a VM pause) admits nothing on the
+    /// stale capacity when it resumes, whichever thread runs first. The
+    /// check reads the kernel's coarse clock (Linux's vDSO, a few ns that
+    /// overlap the admission's own CAS) while the deadline is more than a
+    /// second away, and the time-stamp counter within that second or on an
+    /// OS without a coarse clock, so a fleet node renewing ahead of its
+    /// deadline admits at a plain resource's cost. As with
     /// [`Resource::set_capacity`], permits held at the deadline are not
     /// revoked. A thread stopped between its check and its admission admits
-    /// once on resuming.
+    /// once on resuming; so may one that runs in the first microseconds of
+    /// a virtual machine resumed from a pause of over a second, before the
+    /// guest kernel's clock has ticked.
     ///
     /// # Errors
     ///

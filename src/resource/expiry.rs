@@ -9,25 +9,40 @@
 //! past the deadline lowers the capacity to its fallback itself.
 //!
 //! A resource without a deadline pays one load of a read-mostly word and a
-//! branch; one with a deadline, a read of the time-stamp counter as well
-//! (the process's one clock, [`crate::clock`], made at the first deadline:
-//! a resource never leased does not pay for making it).
+//! branch. One with a deadline reads a clock as well, the cheapest that
+//! can tell: the kernel's coarse clock ([`crate::clock::coarse_nanos`],
+//! the vDSO, about 4 ns) while the deadline is more than
+//! [`COARSE_LAG`] away (a fleet renews its leases long before that), and
+//! the time-stamp counter (the process's one clock, [`crate::clock`],
+//! about 9 ns, made at the first deadline: a resource never leased does not
+//! pay for making it) from then on, or where the OS has no coarse clock.
+//! The coarse clock lags the present by a tick or a few, never by
+//! [`COARSE_LAG`], and never runs ahead of it: a coarse reading before
+//! `safe_until` (the deadline less that lag) is before the deadline.
 //!
 //! What it cannot do: a thread that passed the check, then was stopped
 //! before its CAS, admits once on resuming; and a permit admitted before
-//! the deadline stays held after it (nothing is revoked).
+//! the deadline stays held after it (nothing is revoked). A virtual
+//! machine paused for longer than [`COARSE_LAG`] resumes with the coarse
+//! clock stale until the guest kernel's next tick (the resumed CPU takes
+//! its own at once; the one that keeps time may take microseconds more):
+//! an acquire in that window reads the deadline as still ahead, the same
+//! one admission at a resume as above.
 //!
 //! # Orderings
 //!
-//! The deadline is stored with `Release` after the capacity it guards was
-//! set, and loaded with `Acquire`, so a thread that sees a deadline sees
-//! the capacity set with it. Arming and expiring are serialised by a lock
-//! that acquires never take, except the first acquire past a deadline.
+//! Arming sets the capacity, then stores `safe_until` and the deadline,
+//! each with `Release`; an acquire loads the deadline, then `safe_until`,
+//! each with `Acquire`, so a thread that sees either sees the capacity set
+//! with it. One that sees a newer `safe_until` than its deadline sees the
+//! newer arm's capacity too, which that `safe_until` covers. Arming and
+//! expiring are serialised by a lock that acquires never take, except the
+//! first acquire past a deadline.
 
 use std::time::Instant;
 
 use crate::admission::ShardedCounter;
-use crate::clock::clock;
+use crate::clock::{clock, coarse_nanos, COARSE_LAG};
 use crate::error::BuildError;
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
 
@@ -37,6 +52,11 @@ pub(super) struct Expiry {
     /// [`NONE`] when it is good for ever. Raw, so a check is one read of
     /// the clock and a compare, with no scaling.
     deadline: AtomicU64,
+    /// The coarse clock's reading ([`coarse_nanos`]) before which the
+    /// deadline is surely ahead: the deadline less [`COARSE_LAG`] on that
+    /// clock; 0 (never) with no deadline, one within the lag, or no coarse
+    /// clock.
+    safe_until: AtomicU64,
     /// The capacity from the deadline on.
     fallback: AtomicUsize,
     /// Serialises arming, disarming and expiring; holds whether a
@@ -53,18 +73,40 @@ impl Expiry {
     pub(super) fn new() -> Expiry {
         Expiry {
             deadline: AtomicU64::new(NONE),
+            safe_until: AtomicU64::new(0),
             fallback: AtomicUsize::new(0),
             lock: Mutex::new(false),
         }
     }
 
+    /// Whether the capacity has a deadline (one load of a read-mostly
+    /// word; `passed` reads it again, from the same line).
+    #[inline]
+    pub(super) fn is_armed(&self) -> bool {
+        // Relaxed: a hint; `passed` loads it again with Acquire.
+        self.deadline.load(Ordering::Relaxed) != NONE
+    }
+
     /// Whether the capacity is past its deadline. One load when there is
-    /// none.
+    /// none; a read of the coarse clock while it is far.
     #[inline]
     pub(super) fn passed(&self) -> bool {
         // Acquire: pairs with `arm`'s Release (see the module's orderings).
         let deadline = self.deadline.load(Ordering::Acquire);
-        deadline != NONE && clock().raw() >= deadline
+        deadline != NONE && self.reached(deadline)
+    }
+
+    /// Whether the clock has reached `deadline` (a raw reading): the
+    /// coarse clock answers while the deadline is far, the precise one
+    /// near it.
+    #[inline]
+    fn reached(&self, deadline: u64) -> bool {
+        // Acquire: pairs with `arm`'s Release (see the module's orderings).
+        let safe_until = self.safe_until.load(Ordering::Acquire);
+        if coarse_nanos().is_some_and(|now| now < safe_until) {
+            return false;
+        }
+        clock().raw() >= deadline
     }
 
     /// Past the deadline: lowers `counter`'s capacity to the fallback, once.
@@ -75,6 +117,7 @@ impl Expiry {
         if self.passed() {
             // The fallback was checked when it was armed.
             let _ = counter.set_capacity(self.fallback.load(Ordering::Relaxed));
+            self.safe_until.store(0, Ordering::Relaxed);
             self.deadline.store(NONE, Ordering::Relaxed);
         }
     }
@@ -93,8 +136,14 @@ impl Expiry {
         // Made (the first time) before the lock, which acquires may wait on.
         let clock = clock();
         let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Both clocks before `left`'s present, so that the deadlines below
+        // fall at or before `until` on each; the coarse one lags, and
+        // `safe_until` is the lag before that.
+        let coarse = coarse_nanos();
+        let raw = clock.raw();
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
+            self.safe_until.store(0, Ordering::Relaxed);
             self.deadline.store(NONE, Ordering::Relaxed);
             return counter.set_capacity(fallback);
         }
@@ -109,9 +158,17 @@ impl Expiry {
         } else {
             u64::MAX
         };
-        let deadline = clock.raw().saturating_add(raw_left.max(1)).max(1);
-        // Release: the capacity above is set before any thread sees this
-        // deadline.
+        let deadline = raw.saturating_add(raw_left.max(1)).max(1);
+        // The deadline less the lag, on the coarse clock.
+        let safe_until = match (coarse, left.checked_sub(COARSE_LAG)) {
+            (Some(now), Some(far)) => {
+                now.saturating_add(u64::try_from(far.as_nanos()).unwrap_or(u64::MAX))
+            }
+            _ => 0,
+        };
+        // Release, both: the capacity above is set before any thread sees
+        // this deadline, or this `safe_until`.
+        self.safe_until.store(safe_until, Ordering::Release);
         self.deadline.store(deadline, Ordering::Release);
         Ok(())
     }
@@ -144,6 +201,7 @@ impl Expiry {
             ));
         }
         counter.set_capacity(capacity)?;
+        self.safe_until.store(0, Ordering::Relaxed);
         self.deadline.store(NONE, Ordering::Relaxed);
         Ok(())
     }

@@ -208,7 +208,14 @@ impl Resource {
     /// from these.
     #[inline]
     fn admit(&self, start: usize, priority: Priority) -> Result<(usize, u64), Overload> {
-        self.check_expiry();
+        if self.expiry.is_armed() {
+            // A refusal admits nothing, deadline or not: one the reserve
+            // alone proves reads no clock.
+            if let Some(overload) = self.counter.refuse_at_once(start, priority) {
+                return Err(self.refused(overload));
+            }
+            self.check_expiry();
+        }
         match self.counter.admit_numbered(start, priority) {
             Ok((ticket, grant)) => Ok((ticket, started(self.governor.as_deref(), grant))),
             Err(overload) => Err(self.refused(overload)),

@@ -158,3 +158,55 @@ fn a_fallback_too_large_is_an_error_naming_capacity_and_changes_nothing() {
     assert_eq!(resource.capacity(), 2);
     drop(held);
 }
+
+/// A deadline further off than the coarse clock's lag (a fleet's lease,
+/// renewed seconds ahead): while it is far, acquires check it on the
+/// kernel's coarse clock, near it on the precise one. Acquires run back to
+/// back across the deadline: each admitted one started before it, and none
+/// after it is admitted.
+#[test]
+fn a_far_deadline_is_kept_as_closely_as_a_near_one() {
+    let resource = resource(1, 2);
+    let until = Instant::now() + Duration::from_millis(1300);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(4, until, 1)
+        .unwrap();
+    // The fallback's one slot, held throughout: past the deadline every
+    // acquire must be refused.
+    let _held = resource.try_acquire().unwrap();
+    let (mut admitted_while_far, mut refused_after) = (0u64, 0u64);
+    loop {
+        let started = Instant::now();
+        if started > until + SHORT * 4 {
+            break;
+        }
+        match resource.try_acquire() {
+            Ok(permit) => {
+                // The precise clock is the time-stamp counter, scaled to
+                // the OS clock `until` is on: a few µs of slack.
+                assert!(
+                    started < until + Duration::from_millis(2),
+                    "admitted {:?} past the deadline",
+                    started - until
+                );
+                if started + Duration::from_secs(1) < until {
+                    admitted_while_far += 1;
+                }
+                drop(permit);
+            }
+            Err(Overload) => {
+                assert!(
+                    started + Duration::from_millis(2) > until,
+                    "refused {:?} before the deadline",
+                    until - started
+                );
+                refused_after += 1;
+            }
+        }
+    }
+    assert!(admitted_while_far > 0, "the far part was acquired in");
+    assert!(refused_after > 0, "the deadline passed while acquiring");
+    assert_eq!(resource.capacity(), 1);
+}
