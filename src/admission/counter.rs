@@ -59,7 +59,7 @@ use crate::error::{BuildError, Overload};
 use crate::sync::{seqcst_pair, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares, PRIORITIES};
-use super::reserve::{Mode, Reserve};
+use super::reserve::{Mode, Reserve, View};
 use super::samples::SampleTotals;
 use super::shard::{Shard, ShardCounts};
 use super::sizing::limit_for;
@@ -181,11 +181,33 @@ impl ShardedCounter {
             // shard keeps a free one), so refuse here, one read, before
             // the slow path's call.
             let reserve = self.reserve.load();
-            if reserve.mode() == Mode::Scarce && reserve.free() <= 0 {
-                return Err(self.refused(start, priority));
+            if reserve.mode() == Mode::Scarce {
+                if reserve.free() <= 0 {
+                    return Err(self.refused(start, priority));
+                }
+                if let Some(admitted) = self.lease_scarce(start, reserve) {
+                    return Ok(admitted);
+                }
             }
         }
         self.admit_slow(start, priority)
+    }
+
+    /// Capacity is scarce and the reserve, seen as `seen`, has a slot:
+    /// leases it to shard `start` and admits there, as the slow path's
+    /// first step would, without its setup. `None` when the reserve moved
+    /// since `seen` or holds enough to leave scarcity (the slow path then
+    /// decides).
+    #[inline(never)]
+    fn lease_scarce(&self, start: usize, seen: View) -> Option<(usize, u64)> {
+        if self.plentiful(seen.free()) {
+            return None;
+        }
+        self.reserve.update(seen, -1, Mode::Scarce).ok()?;
+        let grant = self.shards[start].admit_leased(1);
+        // Leased while capacity stays scarce: its release hands the slot
+        // straight back to the reserve.
+        Some((start | FROM_RESERVE, grant))
     }
 
     /// Refuses `priority` from shard `start`, counted, when the capacity is

@@ -155,7 +155,7 @@ impl ShardedCounter {
 
     /// Whether `free` slots in the reserve are enough to leave scarcity:
     /// at least two, and half the capacity beyond what priorities keep.
-    fn plentiful(&self, free: i64) -> bool {
+    pub(super) fn plentiful(&self, free: i64) -> bool {
         let capacity = self.capacity();
         free >= 2 && free >= (capacity / 2 + self.shares.most_kept(capacity)) as i64
     }

@@ -82,7 +82,8 @@ impl CapacityLease {
     /// replaces it.
     ///
     /// Every acquire checks the deadline before it admits, and the first
-    /// one past it lowers the capacity to `fallback`: a process stopped
+    /// one past it (or a read of [`Resource::capacity`] or
+    /// [`Resource::stats`]) lowers the capacity to `fallback`: a process stopped
     /// past the deadline (`SIGSTOP`, a VM pause) admits nothing on the
     /// stale capacity when it resumes, whichever thread runs first. The
     /// check reads the kernel's coarse clock (Linux's vDSO, a few ns that

@@ -20,6 +20,14 @@
 //! [`COARSE_LAG`], and never runs ahead of it: a coarse reading before
 //! `safe_until` (the deadline less that lag) is before the deadline.
 //!
+//! A refusal admits nothing, so one that the reserve alone proves (the
+//! capacity scarce, nothing in it: every slot held) is made before any
+//! clock is read, when the fallback is no higher than the capacity (every
+//! slot held before the deadline is held after it). A fallback above the
+//! capacity (a fleet's floor above a small grant) is read first, so it is
+//! in force at the deadline even while the lease's slots are all held.
+//! Reading the capacity or the stats checks the deadline too.
+//!
 //! What it cannot do: a thread that passed the check, then was stopped
 //! before its CAS, admits once on resuming; and a permit admitted before
 //! the deadline stays held after it (nothing is revoked). A virtual
@@ -27,7 +35,10 @@
 //! clock stale until the guest kernel's next tick (the resumed CPU takes
 //! its own at once; the one that keeps time may take microseconds more):
 //! an acquire in that window reads the deadline as still ahead, the same
-//! one admission at a resume as above.
+//! one admission at a resume as above. And a renewal is one call: a thread
+//! that arms a nearer deadline and is stopped between its stores of
+//! `safe_until` and the deadline leaves acquires to the old ones until it
+//! resumes.
 //!
 //! # Orderings
 //!
@@ -44,7 +55,7 @@ use std::time::Instant;
 use crate::admission::ShardedCounter;
 use crate::clock::{clock, coarse_nanos, COARSE_LAG};
 use crate::error::BuildError;
-use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// The deadline of a resource's capacity, if it has one.
 pub(super) struct Expiry {
@@ -59,6 +70,10 @@ pub(super) struct Expiry {
     safe_until: AtomicU64,
     /// The capacity from the deadline on.
     fallback: AtomicUsize,
+    /// Whether the fallback is at most the capacity it follows: then every
+    /// slot held before the deadline is a slot held after it, and a refusal
+    /// needs no clock. A fallback above the capacity must be read first.
+    lowers: AtomicBool,
     /// Serialises arming, disarming and expiring; holds whether a
     /// [`CapacityLease`](super::CapacityLease) owns the capacity, so that a
     /// user's write and a claim are one step each.
@@ -75,6 +90,7 @@ impl Expiry {
             deadline: AtomicU64::new(NONE),
             safe_until: AtomicU64::new(0),
             fallback: AtomicUsize::new(0),
+            lowers: AtomicBool::new(false),
             lock: Mutex::new(false),
         }
     }
@@ -85,6 +101,16 @@ impl Expiry {
     pub(super) fn is_armed(&self) -> bool {
         // Relaxed: a hint; `passed` loads it again with Acquire.
         self.deadline.load(Ordering::Relaxed) != NONE
+    }
+
+    /// Whether a refusal stands past the deadline as before it: the
+    /// fallback is at most the capacity in force (every slot held now is
+    /// held then), so a refusal may be made without reading the clock.
+    #[inline]
+    pub(super) fn refusal_outlives(&self) -> bool {
+        // Relaxed: set with the capacity under the lock; a reader racing a
+        // new arm refuses on that arm's capacity, whose deadline is ahead.
+        self.lowers.load(Ordering::Relaxed)
     }
 
     /// Whether the capacity is past its deadline. One load when there is
@@ -149,6 +175,7 @@ impl Expiry {
         }
         counter.set_capacity(capacity)?;
         self.fallback.store(fallback, Ordering::Relaxed);
+        self.lowers.store(fallback <= capacity, Ordering::Relaxed);
         // The clock scales raw readings linearly: a span's nanoseconds over
         // its raw units is the rate.
         const SPAN: u64 = 1 << 40;

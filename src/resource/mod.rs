@@ -210,9 +210,12 @@ impl Resource {
     fn admit(&self, start: usize, priority: Priority) -> Result<(usize, u64), Overload> {
         if self.expiry.is_armed() {
             // A refusal admits nothing, deadline or not: one the reserve
-            // alone proves reads no clock.
-            if let Some(overload) = self.counter.refuse_at_once(start, priority) {
-                return Err(self.refused(overload));
+            // alone proves reads no clock, unless the fallback would raise
+            // the capacity (then the deadline is read first).
+            if self.expiry.refusal_outlives() {
+                if let Some(overload) = self.counter.refuse_at_once(start, priority) {
+                    return Err(self.refused(overload));
+                }
             }
             self.check_expiry();
         }
@@ -440,7 +443,9 @@ impl Resource {
         self.rates.stats(sample(&self.counter))
     }
 
-    /// The total capacity: the shard limits plus the reserve.
+    /// The total capacity: the shard limits plus the reserve. Past a
+    /// deadline ([`CapacityLease::set_until`]) it reads the fallback: the
+    /// reading lowers it, as an acquire would.
     ///
     /// # Examples
     ///
@@ -449,6 +454,7 @@ impl Resource {
     /// assert_eq!(resource.capacity(), 7);
     /// ```
     pub fn capacity(&self) -> usize {
+        self.check_expiry();
         self.counter.capacity()
     }
 
@@ -635,6 +641,8 @@ impl Resource {
     /// # Ok::<(), sidejob::Overload>(())
     /// ```
     pub fn stats(&self) -> ResourceStats {
+        // Past a deadline, the fallback's capacity, as `capacity` reads.
+        self.check_expiry();
         let snapshot = self.counter.snapshot();
         let refusals: Vec<_> = (0..snapshot.shards.len())
             .map(|index| self.counter.shard_refusals(index))

@@ -34,7 +34,6 @@ fn past_the_deadline_the_first_acquire_lowers_the_capacity_to_the_fallback() {
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
     drop(held);
     thread::sleep(SHORT * 3);
-    assert_eq!(resource.capacity(), 4, "nothing runs until an acquire");
     let permit = resource.try_acquire().unwrap();
     assert_eq!(resource.capacity(), 1);
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
@@ -209,4 +208,62 @@ fn a_far_deadline_is_kept_as_closely_as_a_near_one() {
     assert!(admitted_while_far > 0, "the far part was acquired in");
     assert!(refused_after > 0, "the deadline passed while acquiring");
     assert_eq!(resource.capacity(), 1);
+}
+
+/// Past the deadline with every slot held and the capacity scarce, an
+/// acquire is refused without reading the clock (it admits nothing either
+/// way), but reading the capacity or the stats lowers it to the fallback,
+/// as an acquire would: they never show the lease's capacity past its end.
+#[test]
+fn past_the_deadline_the_capacity_and_stats_read_the_fallback() {
+    let resource = resource(1, 2);
+    resource
+        .lease_capacity()
+        .unwrap()
+        .set_until(4, Instant::now() + SHORT, 1)
+        .unwrap();
+    let held: Vec<_> = (0..4).map(|_| resource.try_acquire().unwrap()).collect();
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    thread::sleep(SHORT * 3);
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    assert_eq!(
+        resource.stats().capacity,
+        1,
+        "the stats read past the deadline"
+    );
+    assert_eq!(resource.capacity(), 1);
+    drop(held);
+    let permit = resource.try_acquire().unwrap();
+    assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+    drop(permit);
+}
+
+/// A fallback above the leased capacity (a fleet's floor above a small
+/// grant): past the deadline the fallback is in force at once, even while
+/// the lease's slots are all held, for every priority.
+#[test]
+fn a_fallback_above_the_capacity_is_in_force_past_the_deadline() {
+    for leased in [0, 1] {
+        let resource = resource(1, 1);
+        resource
+            .lease_capacity()
+            .unwrap()
+            .set_until(leased, Instant::now() + SHORT, 4)
+            .unwrap();
+        let held: Vec<_> = (0..leased)
+            .map(|_| resource.try_acquire().unwrap())
+            .collect();
+        // Refused: every slot of the lease is held, and the capacity scarce.
+        assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+        thread::sleep(SHORT * 3);
+        let admitted: Vec<_> = (0..4 - leased)
+            .map(|_| resource.try_acquire())
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|_| {
+                panic!("lease {leased}: the fallback of 4 refused past the deadline")
+            });
+        assert_eq!(resource.try_acquire().unwrap_err(), Overload);
+        assert_eq!(resource.capacity(), 4);
+        drop((held, admitted));
+    }
 }
