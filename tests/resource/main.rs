@@ -17,6 +17,7 @@ mod panic_release;
 mod priorities;
 mod probe_order;
 mod public_types;
+mod scarce_lease;
 mod scarce_refusal;
 mod scarce_stress;
 mod set_capacity;
