@@ -173,8 +173,10 @@
 //! thread at once, and its request threads would admit on its stale grant
 //! before its renewal task ran. So the grant is set with
 //! `CapacityLease::set_until(grant, deadline, floor)`: every acquire of
-//! such a resource reads the clock (the time-stamp counter, raw: one read and
-//! a compare, about 12 ns here) before it admits, and the first one past the
+//! such a resource that could admit reads a clock before it admits (the
+//! kernel's coarse one while the deadline is over a second away, as it is
+//! between renewals, about 4 ns and hidden by the admission's own CAS; the
+//! time-stamp counter within that second), and the first one past the
 //! deadline lowers the capacity to the floor itself, under a lock, after
 //! checking the deadline again (loom model (y): a renewal racing it is never
 //! undone). What no check can cover: a thread stopped between its check and
