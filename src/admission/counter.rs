@@ -177,14 +177,13 @@ impl ShardedCounter {
             if let Ok(grant) = self.shards[start].try_admit() {
                 return Ok((start, grant));
             }
-            // Scarce with nothing in the reserve: every slot is held (no
-            // shard keeps a free one), so refuse here, one read, before
-            // the slow path's call.
+            // Every slot held: refuse here, one read, before the slow
+            // path's call. Scarce with a slot: lease it here.
             let reserve = self.reserve.load();
+            if reserve.all_held() {
+                return Err(self.refused(start, priority));
+            }
             if reserve.mode() == Mode::Scarce {
-                if reserve.free() <= 0 {
-                    return Err(self.refused(start, priority));
-                }
                 if let Some(admitted) = self.lease_scarce(start, reserve) {
                     return Ok(admitted);
                 }
@@ -219,8 +218,7 @@ impl ShardedCounter {
     /// reads the clock: a refusal admits nothing, past a deadline or not.
     #[inline]
     pub(crate) fn refuse_at_once(&self, start: usize, priority: Priority) -> Option<Overload> {
-        let reserve = self.reserve.load();
-        (self.shares.whole(priority) && reserve.mode() == Mode::Scarce && reserve.free() <= 0)
+        (self.shares.whole(priority) && self.reserve.load().all_held())
             .then(|| self.refused(start, priority))
     }
 

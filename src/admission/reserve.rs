@@ -85,6 +85,14 @@ impl View {
         }
     }
 
+    /// Scarce with nothing free: no shard keeps a free slot while capacity
+    /// is scarce, so every slot is held, and a refusal on this one read is
+    /// exact.
+    #[inline]
+    pub(crate) fn all_held(self) -> bool {
+        self.mode() == Mode::Scarce && self.free() <= 0
+    }
+
     /// Whether a sweep has slots in transit from a shard.
     #[inline]
     pub(crate) fn moving(self) -> bool {
