@@ -6,6 +6,36 @@ use super::*;
 
 use std::time::{Duration, Instant};
 
+use sidejob::CapacityLease;
+
+/// A resource of `shards` shards whose lease sets its capacity to
+/// `capacity` for `lasting`, then to 0; and the lease.
+fn leased(shards: usize, capacity: usize, lasting: Duration) -> (Arc<Resource>, CapacityLease) {
+    let resource = Arc::new(
+        Resource::builder()
+            .capacity(1)
+            .shards(shards)
+            .build()
+            .unwrap(),
+    );
+    let lease = resource.lease_capacity().unwrap();
+    lease
+        .set_until(capacity, Instant::now() + lasting, 0)
+        .unwrap();
+    (resource, lease)
+}
+
+/// A thread that tries one acquire, checks that usage is at most `most`
+/// meanwhile, and answers whether it was admitted.
+fn acquirer(resource: &Arc<Resource>, most: usize) -> thread::JoinHandle<bool> {
+    let resource = Arc::clone(resource);
+    thread::spawn(move || {
+        let permit = resource.try_acquire();
+        assert!(resource.usage() <= most);
+        permit.is_ok()
+    })
+}
+
 /// (y) Past the deadline, an acquiring thread races a renewal that arms a
 /// new one: the renewal is never undone (the expiring thread checks the
 /// deadline again under the lock), the bound holds at every step, and
@@ -13,20 +43,9 @@ use std::time::{Duration, Instant};
 #[test]
 fn a_renewal_racing_an_expiry_is_never_undone() {
     loom::model(|| {
-        let resource = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
-        let lease = resource.lease_capacity().unwrap();
-        lease
-            .set_until(2, Instant::now() + Duration::from_secs(1), 0)
-            .unwrap();
+        let (resource, lease) = leased(1, 2, Duration::from_secs(1));
         sidejob::advance_loom_clock(Duration::from_secs(2));
-        let acquirer = {
-            let resource = Arc::clone(&resource);
-            thread::spawn(move || {
-                let permit = resource.try_acquire();
-                assert!(resource.usage() <= 2);
-                permit.is_ok()
-            })
-        };
+        let acquirer = acquirer(&resource, 2);
         let renewer = thread::spawn(move || {
             lease
                 .set_until(2, Instant::now() + Duration::from_secs(3600), 0)
@@ -52,19 +71,8 @@ fn a_renewal_racing_an_expiry_is_never_undone() {
 #[test]
 fn a_renewal_bringing_the_deadline_near_ends_the_coarse_check() {
     loom::model(|| {
-        let resource = Arc::new(Resource::builder().capacity(1).shards(1).build().unwrap());
-        let lease = resource.lease_capacity().unwrap();
-        lease
-            .set_until(2, Instant::now() + Duration::from_secs(3600), 0)
-            .unwrap();
-        let acquirer = {
-            let resource = Arc::clone(&resource);
-            thread::spawn(move || {
-                let permit = resource.try_acquire();
-                assert!(resource.usage() <= 2);
-                permit.is_ok()
-            })
-        };
+        let (resource, lease) = leased(1, 2, Duration::from_secs(3600));
+        let acquirer = acquirer(&resource, 2);
         lease
             .set_until(1, Instant::now() + Duration::from_millis(500), 0)
             .unwrap();
@@ -83,11 +91,7 @@ fn a_renewal_bringing_the_deadline_near_ends_the_coarse_check() {
 #[test]
 fn a_refusal_read_off_the_reserve_past_the_deadline_admits_nothing() {
     loom::model(|| {
-        let resource = Arc::new(Resource::builder().capacity(1).shards(2).build().unwrap());
-        let lease = resource.lease_capacity().unwrap();
-        lease
-            .set_until(2, Instant::now() + Duration::from_secs(1), 0)
-            .unwrap();
+        let (resource, lease) = leased(2, 2, Duration::from_secs(1));
         let first = resource.try_acquire_owned().unwrap();
         let second = resource.try_acquire_owned().unwrap();
         // A genuine refusal turns the capacity scarce.

@@ -22,14 +22,21 @@ fn resource(capacity: usize, shards: usize) -> Arc<Resource> {
     )
 }
 
-#[test]
-fn past_the_deadline_the_first_acquire_lowers_the_capacity_to_the_fallback() {
-    let resource = resource(1, 2);
+/// Sets `resource`'s capacity to `capacity` until `until`, and to
+/// `fallback` from then on, through a lease dropped at once (its deadline
+/// still holds).
+fn lease_until(resource: &Arc<Resource>, capacity: usize, until: Instant, fallback: usize) {
     resource
         .lease_capacity()
         .unwrap()
-        .set_until(4, Instant::now() + SHORT, 1)
+        .set_until(capacity, until, fallback)
         .unwrap();
+}
+
+#[test]
+fn past_the_deadline_the_first_acquire_lowers_the_capacity_to_the_fallback() {
+    let resource = resource(1, 2);
+    lease_until(&resource, 4, Instant::now() + SHORT, 1);
     let held: Vec<_> = (0..4).map(|_| resource.try_acquire().unwrap()).collect();
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
     drop(held);
@@ -47,11 +54,7 @@ fn past_the_deadline_the_first_acquire_lowers_the_capacity_to_the_fallback() {
 #[test]
 fn a_deadline_already_past_sets_the_fallback_at_once() {
     let resource = resource(3, 1);
-    resource
-        .lease_capacity()
-        .unwrap()
-        .set_until(8, Instant::now() - SHORT, 2)
-        .unwrap();
+    lease_until(&resource, 8, Instant::now() - SHORT, 2);
     assert_eq!(resource.capacity(), 2);
 }
 
@@ -59,11 +62,7 @@ fn a_deadline_already_past_sets_the_fallback_at_once() {
 fn a_renewal_before_the_deadline_keeps_the_capacity() {
     let resource = resource(1, 1);
     for _ in 0..4 {
-        resource
-            .lease_capacity()
-            .unwrap()
-            .set_until(3, Instant::now() + SHORT * 4, 0)
-            .unwrap();
+        lease_until(&resource, 3, Instant::now() + SHORT * 4, 0);
         thread::sleep(SHORT);
         let held: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
         assert_eq!(resource.capacity(), 3);
@@ -74,11 +73,7 @@ fn a_renewal_before_the_deadline_keeps_the_capacity() {
 #[test]
 fn set_capacity_ends_the_deadline() {
     let resource = resource(1, 1);
-    resource
-        .lease_capacity()
-        .unwrap()
-        .set_until(3, Instant::now() + SHORT, 0)
-        .unwrap();
+    lease_until(&resource, 3, Instant::now() + SHORT, 0);
     resource.set_capacity(2).unwrap();
     thread::sleep(SHORT * 3);
     let held: Vec<_> = (0..2).map(|_| resource.try_acquire().unwrap()).collect();
@@ -89,11 +84,7 @@ fn set_capacity_ends_the_deadline() {
 #[test]
 fn held_permits_are_not_revoked_and_nothing_more_is_admitted() {
     let resource = resource(1, 2);
-    resource
-        .lease_capacity()
-        .unwrap()
-        .set_until(4, Instant::now() + SHORT, 1)
-        .unwrap();
+    lease_until(&resource, 4, Instant::now() + SHORT, 1);
     let held: Vec<_> = (0..3).map(|_| resource.try_acquire().unwrap()).collect();
     thread::sleep(SHORT * 3);
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
@@ -109,11 +100,7 @@ fn held_permits_are_not_revoked_and_nothing_more_is_admitted() {
 fn threads_resuming_together_past_the_deadline_get_at_most_the_fallback() {
     for _ in 0..20 {
         let resource = resource(1, 4);
-        resource
-            .lease_capacity()
-            .unwrap()
-            .set_until(16, Instant::now() + SHORT / 5, 2)
-            .unwrap();
+        lease_until(&resource, 16, Instant::now() + SHORT / 5, 2);
         let barrier = Arc::new(Barrier::new(8));
         let granted = Arc::new(Mutex::new(Vec::new()));
         thread::sleep(SHORT);
@@ -167,11 +154,7 @@ fn a_fallback_too_large_is_an_error_naming_capacity_and_changes_nothing() {
 fn a_far_deadline_is_kept_as_closely_as_a_near_one() {
     let resource = resource(1, 2);
     let until = Instant::now() + Duration::from_millis(1300);
-    resource
-        .lease_capacity()
-        .unwrap()
-        .set_until(4, until, 1)
-        .unwrap();
+    lease_until(&resource, 4, until, 1);
     // The fallback's one slot, held throughout: past the deadline every
     // acquire must be refused.
     let _held = resource.try_acquire().unwrap();
@@ -217,11 +200,7 @@ fn a_far_deadline_is_kept_as_closely_as_a_near_one() {
 #[test]
 fn past_the_deadline_the_capacity_and_stats_read_the_fallback() {
     let resource = resource(1, 2);
-    resource
-        .lease_capacity()
-        .unwrap()
-        .set_until(4, Instant::now() + SHORT, 1)
-        .unwrap();
+    lease_until(&resource, 4, Instant::now() + SHORT, 1);
     let held: Vec<_> = (0..4).map(|_| resource.try_acquire().unwrap()).collect();
     assert_eq!(resource.try_acquire().unwrap_err(), Overload);
     thread::sleep(SHORT * 3);
@@ -245,11 +224,7 @@ fn past_the_deadline_the_capacity_and_stats_read_the_fallback() {
 fn a_fallback_above_the_capacity_is_in_force_past_the_deadline() {
     for leased in [0, 1] {
         let resource = resource(1, 1);
-        resource
-            .lease_capacity()
-            .unwrap()
-            .set_until(leased, Instant::now() + SHORT, 4)
-            .unwrap();
+        lease_until(&resource, leased, Instant::now() + SHORT, 4);
         let held: Vec<_> = (0..leased)
             .map(|_| resource.try_acquire().unwrap())
             .collect();
