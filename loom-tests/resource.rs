@@ -833,3 +833,32 @@ fn a_sweep_of_three_busy_shards_never_refuses_a_thread_that_freed_a_slot() {
         assert_eq!(accounted(&resource), 3);
     });
 }
+
+/// (aj) A reader of the figures races a grow and a shrink: `stats` never
+/// reads a resize half done (the capacity moved and the reserve not yet, or
+/// the other way round), so the usage it reports is the permit held, and
+/// the capacity one of those set, with its limits and reserve summing to it.
+#[test]
+fn the_figures_never_read_a_resize_half_done() {
+    loom::model(|| {
+        let resource = Arc::new(Resource::builder().capacity(2).shards(1).build().unwrap());
+        let held = resource.try_acquire().unwrap();
+        let resizer = {
+            let resource = Arc::clone(&resource);
+            thread::spawn(move || {
+                resource.set_capacity(3).unwrap();
+                resource.set_capacity(2).unwrap();
+            })
+        };
+        let stats = resource.stats();
+        assert_eq!(
+            stats.usage, 1,
+            "usage read off a resize half done: {stats:?}"
+        );
+        assert!([2, 3].contains(&stats.capacity), "{stats:?}");
+        let leased: i64 = stats.shards.iter().map(|s| s.limit as i64).sum();
+        assert_eq!(leased + stats.reserve, stats.capacity as i64, "{stats:?}");
+        resizer.join().unwrap();
+        drop(held);
+    });
+}

@@ -49,14 +49,18 @@
 //!   no free slot on its shard, since its one CAS takes the usage and the
 //!   limit down together before the slot goes to the reserve.
 //! * Resizes are serialised by a mutex the fast path never takes. The
-//!   capacity is a `Relaxed` atomic: written under that mutex and read as a
-//!   figure, never to admit. The rejection counters (on each shard's line)
+//!   capacity is an atomic written under that mutex and read as a figure,
+//!   never to admit. A resize changes it and then the reserve, between two
+//!   steps of a sequence count (`resizes`, odd in between); a snapshot
+//!   reads the count, the capacity and the reserve with `SeqCst` and keeps
+//!   only a read whose count was even and unchanged in the read after, so
+//!   it never pairs a new capacity with an old reserve (loom model (aj)). The rejection counters (on each shard's line)
 //!   are `Relaxed` counters.
 
 use crossbeam_utils::CachePadded;
 
 use crate::error::{BuildError, Overload};
-use crate::sync::{seqcst_pair, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, seqcst_pair, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares, PRIORITIES};
 use super::reserve::{Mode, Reserve, View};
@@ -86,6 +90,9 @@ const SNAPSHOT_ROUNDS: usize = if cfg!(sidejob_loom) { 2 } else { 64 };
 /// The capacity, the reserve and every shard's counts, read at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Snapshot {
+    /// The resize sequence when the rest was read: odd while a resize is
+    /// half done (see [`ShardedCounter::resizes`]).
+    resizes: u64,
     capacity: usize,
     reserve: super::reserve::View,
     pub(crate) shards: Vec<ShardCounts>,
@@ -126,6 +133,11 @@ pub(crate) struct ShardedCounter {
     pub(super) reserve: CachePadded<Reserve>,
     pub(super) shares: Shares,
     pub(super) capacity: AtomicUsize,
+    /// Twice the resizes done, odd while one is half done (its capacity
+    /// and its reserve not both changed): a sequence count the
+    /// [`snapshot`](Self::snapshot) reads around the capacity, so that no
+    /// figure is read off a resize half done. Written under `resize`.
+    pub(super) resizes: AtomicU64,
     pub(super) resize: Mutex<()>,
 }
 
@@ -141,6 +153,7 @@ impl ShardedCounter {
             reserve: CachePadded::new(Reserve::new(0)),
             shares,
             capacity: AtomicUsize::new(capacity),
+            resizes: AtomicU64::new(0),
             resize: Mutex::new(()),
         }
     }
@@ -349,27 +362,44 @@ impl ShardedCounter {
     }
 
     /// The capacity, the reserve and every shard's counts at one moment:
-    /// read twice until both reads agree (the grant counts only grow and the
-    /// reserve has a version, so agreeing reads bracket a moment at which all
-    /// were as read). Slots move between shards, so a sum of reads taken at
-    /// different moments could count one slot twice; this never does. Gives
-    /// up after a bounded number of rounds under heavy churn and returns the
-    /// last read.
+    /// read twice until both reads agree, with no resize half done (the
+    /// grant counts only grow, the reserve has a version and the resizes a
+    /// sequence, so agreeing reads bracket a moment at which all were as
+    /// read). Slots move between shards, so a sum of reads taken at
+    /// different moments could count one slot twice; this never does. Under
+    /// heavy churn it gives up after a bounded number of rounds and returns
+    /// a last read taken with resizes held off, so that the capacity and
+    /// the reserve agree even then.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let read = || Snapshot {
-            capacity: self.capacity(),
+            resizes: self.resizes.load(Ordering::SeqCst),
+            capacity: self.capacity.load(Ordering::SeqCst),
             reserve: self.reserve.load(),
             shards: self.shards.iter().map(|shard| shard.counts()).collect(),
         };
         let mut last = read();
         for _ in 0..SNAPSHOT_ROUNDS {
             let again = read();
-            if again == last && !again.reserve.moving() {
-                break;
+            if again == last && !again.reserve.moving() && again.resizes % 2 == 0 {
+                return again;
             }
             last = again;
         }
-        last
+        self.snapshot_between_resizes()
+    }
+
+    /// A snapshot's last read, under the resize lock: no resize is half
+    /// done while it is held. Cold: only after the rounds ran out.
+    #[cold]
+    #[inline(never)]
+    fn snapshot_between_resizes(&self) -> Snapshot {
+        let _resizing = lock(&self.resize);
+        Snapshot {
+            resizes: self.resizes.load(Ordering::SeqCst),
+            capacity: self.capacity.load(Ordering::SeqCst),
+            reserve: self.reserve.load(),
+            shards: self.shards.iter().map(|shard| shard.counts()).collect(),
+        }
     }
 
     /// Slots held right now, from a [`snapshot`](Self::snapshot).

@@ -91,8 +91,13 @@ impl ShardedCounter {
 
     /// [`resize_to`](Self::resize_to) under the resize lock.
     fn resize_locked(&self, capacity: usize) {
-        let old = self.capacity.swap(capacity, Ordering::Relaxed);
+        // Half done from here until the reserve has the difference: a
+        // snapshot keeps no read taken meanwhile (see the counter's
+        // `# Orderings`).
+        self.resizes.fetch_add(1, Ordering::SeqCst);
+        let old = self.capacity.swap(capacity, Ordering::SeqCst);
         let now = self.reserve.add(capacity as i64 - old as i64);
+        self.resizes.fetch_add(1, Ordering::SeqCst);
         if now.free() >= 0 {
             return;
         }

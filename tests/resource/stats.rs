@@ -71,3 +71,36 @@ fn accepted_plus_rejected_equals_attempts_under_concurrency() {
     );
     assert_eq!(stats.usage, 0);
 }
+
+/// A reader of the figures beside a thread that grows and shrinks the
+/// capacity without pause: every read pairs the capacity with its own
+/// reserve, so the one permit held reads as usage 1 each time, never the
+/// slots a resize had moved on one side and not yet on the other.
+#[test]
+fn figures_read_during_resizes_count_the_permits_held() {
+    const READS: usize = 200_000;
+    let resource = Resource::builder().capacity(2).shards(2).build().unwrap();
+    let _held = resource.try_acquire().unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let start = Barrier::new(2);
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            start.wait();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                resource.set_capacity(3).unwrap();
+                resource.set_capacity(2).unwrap();
+            }
+        });
+        start.wait();
+        for _ in 0..READS {
+            let stats = resource.stats();
+            let leased: i64 = stats.shards.iter().map(|s| s.limit as i64).sum();
+            let pair = (stats.usage, leased + stats.reserve == stats.capacity as i64);
+            if pair != (1, true) {
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("a read off a resize half done: {stats:?}");
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}
