@@ -225,7 +225,8 @@ impl Governor {
             // Within [min, max], checked against the largest capacity at
             // build. Only over the limit this window read, and never
             // waiting: a user's `set_capacity` that came meanwhile, or is
-            // under way, wins, and the next window starts from it.
+            // under way, wins, and the next window starts from it (as it
+            // does after a figures' last-resort read held the lock).
             counter.resize_from(limit, next);
         }
         #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]

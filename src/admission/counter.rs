@@ -60,7 +60,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::error::{BuildError, Overload};
-use crate::sync::{lock, seqcst_pair, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, seqcst_pair, yield_now, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 use super::priority::{Priority, Shares, PRIORITIES};
 use super::reserve::{Mode, Reserve, View};
@@ -362,44 +362,68 @@ impl ShardedCounter {
     }
 
     /// The capacity, the reserve and every shard's counts at one moment:
-    /// read twice until both reads agree, with no resize half done (the
-    /// grant counts only grow, the reserve has a version and the resizes a
-    /// sequence, so agreeing reads bracket a moment at which all were as
-    /// read). Slots move between shards, so a sum of reads taken at
-    /// different moments could count one slot twice; this never does. Under
-    /// heavy churn it gives up after a bounded number of rounds and returns
-    /// a last read taken with resizes held off, so that the capacity and
-    /// the reserve agree even then.
+    /// read twice until both reads agree, with no resize half done and no
+    /// sweep's slots in transit (the grant counts only grow, the reserve has
+    /// a version and the resizes a sequence, so agreeing reads bracket a
+    /// moment at which all were as read). Slots move between shards, so a
+    /// sum of reads taken at different moments could count one slot twice;
+    /// an agreeing pair never does.
+    ///
+    /// Under churn so heavy that no two reads in [`SNAPSHOT_ROUNDS`] agree,
+    /// it takes the resize lock, so no resize can come between, and tries
+    /// as many rounds again, each a pair of reads just after a yield of the
+    /// CPU. If those fail too it settles for the last
+    /// read: its capacity and reserve agree, but a slot that a lease or a
+    /// sweep moved while it was read may be counted twice (free on the
+    /// shard it left and held on the one it reached), so its usage may be
+    /// off by the slots moved meanwhile.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        let read = || Snapshot {
-            resizes: self.resizes.load(Ordering::SeqCst),
-            capacity: self.capacity.load(Ordering::SeqCst),
-            reserve: self.reserve.load(),
-            shards: self.shards.iter().map(|shard| shard.counts()).collect(),
-        };
-        let mut last = read();
-        for _ in 0..SNAPSHOT_ROUNDS {
-            let again = read();
-            if again == last && !again.reserve.moving() && again.resizes % 2 == 0 {
-                return again;
-            }
-            last = again;
-        }
-        self.snapshot_between_resizes()
+        self.agreeing_read(false)
+            .unwrap_or_else(|_| self.snapshot_between_resizes())
     }
 
-    /// A snapshot's last read, under the resize lock: no resize is half
-    /// done while it is held. Cold: only after the rounds ran out.
-    #[cold]
-    #[inline(never)]
-    fn snapshot_between_resizes(&self) -> Snapshot {
-        let _resizing = lock(&self.resize);
+    /// One read of everything; see [`snapshot`](Self::snapshot).
+    fn read_once(&self) -> Snapshot {
         Snapshot {
             resizes: self.resizes.load(Ordering::SeqCst),
             capacity: self.capacity.load(Ordering::SeqCst),
             reserve: self.reserve.load(),
             shards: self.shards.iter().map(|shard| shard.counts()).collect(),
         }
+    }
+
+    /// Up to [`SNAPSHOT_ROUNDS`] reads after a first, until one agrees with
+    /// the read before it, no resize is half done and no slot is in
+    /// transit; `Err` with the last read if none did. With `pause`, it
+    /// yields the CPU between two reads (a read cut by the scheduler
+    /// seldom agrees with the next).
+    fn agreeing_read(&self, pause: bool) -> Result<Snapshot, Snapshot> {
+        let mut last = self.read_once();
+        for _ in 0..SNAPSHOT_ROUNDS {
+            if pause {
+                yield_now();
+                last = self.read_once();
+            }
+            let again = self.read_once();
+            if again == last && !again.reserve.moving() && again.resizes & 1 == 0 {
+                return Ok(again);
+            }
+            last = again;
+        }
+        Err(last)
+    }
+
+    /// The snapshot's last resort, under the resize lock: no resize is
+    /// half done while it is held, so the reads agree unless leases or
+    /// sweeps keep moving slots; the last read if they never did (its
+    /// capacity and reserve agree, read under the lock). Cold: only after
+    /// the rounds ran out. (An adaptive window's resize, which only tries
+    /// the lock, skips its window meanwhile.)
+    #[cold]
+    #[inline(never)]
+    fn snapshot_between_resizes(&self) -> Snapshot {
+        let _resizing = lock(&self.resize);
+        self.agreeing_read(true).unwrap_or_else(|last| last)
     }
 
     /// Slots held right now, from a [`snapshot`](Self::snapshot).

@@ -80,7 +80,7 @@ impl ShardedCounter {
     /// Whether it resized.
     pub(crate) fn resize_from(&self, expected: usize, capacity: usize) -> bool {
         let Some(_resizing) = try_lock(&self.resize) else {
-            return false; // a resize is under way: it wins
+            return false; // a resize is under way (it wins), or a figures' last-resort read
         };
         if self.capacity.load(Ordering::Relaxed) != expected {
             return false; // resized since the window read it: that wins
