@@ -54,8 +54,8 @@
 //!   steps of a sequence count (`resizes`, odd in between); a snapshot
 //!   reads the count, the capacity and the reserve with `SeqCst` and keeps
 //!   only a read whose count was even and unchanged in the read after, so
-//!   it never pairs a new capacity with an old reserve (loom model (aj)). The rejection counters (on each shard's line)
-//!   are `Relaxed` counters.
+//!   it never pairs a new capacity with an old reserve (loom model (aj)).
+//!   The rejection counters (on each shard's line) are `Relaxed` counters.
 
 use crossbeam_utils::CachePadded;
 
