@@ -38,8 +38,11 @@
 //!    within its own time (lease + 2 refreshes), so a process restarted under
 //!    its name joins once its old lease has run out, or once the learning
 //!    lease its silence started has (`tests/fleet/faults/node_names.rs`). A
-//!    node whose name another process took while it was cut off stops: it
-//!    admits its idle floor;
+//!    renewing node refused so (another process took its name while it was
+//!    cut off, or a ledger restored from an older snapshot, or a replica
+//!    promoted late, brought back the lease of a process long dead) falls
+//!    to its idle floor and renews on: its name is its own again once that
+//!    lease has run out;
 //! 6. records the node's want, a new expiry (now + lease) and its token;
 //! 7. computes the node's fair share by water-filling over the wants: the
 //!    water level is the highest `L` with `Σ min(want, L) ≤ capacity`; a

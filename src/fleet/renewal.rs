@@ -300,6 +300,37 @@ impl Shared {
         );
     }
 
+    /// Another token holds a live lease on the node's name: the ledger
+    /// counts none of what this node holds, so it falls to its idle floor
+    /// at once (not its cut-off floor: Redis is there, and grants the
+    /// others their shares), no longer knows what the ledger holds for it,
+    /// and renews on until the name is free.
+    fn name_held_elsewhere(&self) {
+        let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        if *stopped {
+            return;
+        }
+        let floor = self.idle_floor();
+        {
+            let mut state = self.state();
+            state.seen = None;
+            state.at_floor = true;
+        }
+        let lowered = self.grant.load(Ordering::Relaxed) != floor;
+        self.set_capacity_with(|lease| lease.set(floor));
+        self.tell(floor);
+        drop(stopped);
+        if lowered {
+            // After the locks, as in `answered`; once a run of refusals.
+            crate::events::warn_event!(
+                target: "sidejob::fleet",
+                budget = %self.budget_name,
+                floor,
+                "another process holds this node's name: at the idle floor until its lease ends",
+            );
+        }
+    }
+
     /// The node leaves or is dropped: it falls to its idle floor at once,
     /// no answer still in flight raises it again, and the task drains.
     pub(super) fn stop(&self) {
@@ -472,8 +503,11 @@ impl Drop for InFlight<'_> {
 }
 
 /// One renewal, given up after a refresh; whether it got an answer. A node
-/// whose name another process took (it was cut off past its lease
-/// meanwhile) stops: it admits its idle floor and drains.
+/// whose name a live lease of another token holds (another process took it
+/// while this one was cut off, or a ledger restored from an older snapshot
+/// or a replica promoted late brought back a lease of a process long
+/// dead) falls to its idle floor at once and renews on: it takes its name
+/// back once that lease has run out.
 async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
     let budget = shared.budget.load(Ordering::Relaxed);
     let renewal = call(shared, ledger, Mode::Renew, budget, want);
@@ -482,7 +516,7 @@ async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
         Ok(Err(FleetError::Setting {
             setting: "node", ..
         })) => {
-            shared.stop();
+            shared.name_held_elsewhere();
             false
         }
         _ => false,

@@ -2,12 +2,16 @@
 //! ledger entry and hold twice its grant. Each `Fleet` holds a random
 //! token; a join under a name whose live lease another token holds is
 //! refused naming `node`, and the name is free again once its holder left.
+//! A renewing node refused so (a ledger restored stale brought back a dead
+//! process's lease on its name) waits at its idle floor for the name.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sidejob::Resource;
 
-use crate::support::redis_server::{join, RedisServer, LEASE, REFRESH};
+use super::{hold_the_budget, Busy};
+use crate::support::redis_server::{free_port, join, Options, RedisServer, LEASE, REFRESH};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_under_a_live_name_is_refused() {
@@ -36,4 +40,55 @@ async fn a_second_process_under_a_live_name_is_refused() {
     web.leave().await;
     let again = join(&server, "names", 10, "web", &second).await;
     again.leave().await;
+}
+
+/// A ledger restored from a snapshot older than a restart brings back the
+/// lease of a process long gone under a live node's name: the node falls
+/// to its idle floor while that lease is live (the ledger counts nothing
+/// it holds), renews on, and takes its name and its share back once the
+/// lease has run out (a nemesis campaign found the node stopped for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_a_stale_snapshot_gave_back_to_a_dead_process_is_taken_back() {
+    let mut server = RedisServer::start_with(free_port(), Options::default());
+    let mut busy = Busy::new();
+    busy.join(&server, "restored", 10, "web", 12).await;
+    let began = Instant::now();
+    while busy.grants()[0] < 10 {
+        assert!(began.elapsed() < LEASE * 2, "{:?}", busy.fleets[0].stats());
+        tokio::time::sleep(REFRESH / 4).await;
+    }
+    // The snapshot holds the first process's lease on `web`; the process
+    // leaves, and a second one joins under the name.
+    server.run(&["SAVE"]);
+    busy.fleets.remove(0).leave().await;
+    busy.join(&server, "restored", 10, "web", 12).await;
+    let second = &busy.fleets[0];
+    server.restart_from_snapshot();
+    let restarted = Instant::now();
+    let mut refused_at = None;
+    while refused_at.is_none() {
+        let stats = second.stats();
+        if stats.at_floor && stats.grant == 0 {
+            refused_at = Some(restarted.elapsed());
+        }
+        assert!(
+            restarted.elapsed() < LEASE * 2,
+            "the node never fell to its idle floor: {stats:?}"
+        );
+        hold_the_budget(&server, &busy, "restored", 10, Duration::from_millis(10)).await;
+    }
+    // Refused, it renews on, and its name comes free: the learning lease
+    // the restore started, then the old lease, then a refresh or two.
+    while second.grant() == 0 {
+        assert!(
+            restarted.elapsed() < LEASE * 3 + REFRESH * 4,
+            "refused at {refused_at:?}, the node never took its name back: {:?}",
+            second.stats()
+        );
+        hold_the_budget(&server, &busy, "restored", 10, REFRESH / 4).await;
+    }
+    let renewals = second.stats().renewals;
+    hold_the_budget(&server, &busy, "restored", 10, REFRESH * 3).await;
+    assert!(second.stats().renewals > renewals, "{:?}", second.stats());
+    busy.stop();
 }
