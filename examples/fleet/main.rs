@@ -239,9 +239,16 @@ fn node(args: &[String]) {
     if floor != "share" {
         builder = builder.floor(floor.parse().expect("a floor"));
     }
-    let fleet = runtime
-        .block_on(builder.join(&resource))
-        .unwrap_or_else(|error| panic!("{name} joins: {error}"));
+    // A join that fails (Redis away for longer than the join's time) is
+    // an outcome the driver handles, not a bug: said in one line, with no
+    // panic's backtrace to bury the run's verdict.
+    let fleet = match runtime.block_on(builder.join(&resource)) {
+        Ok(fleet) => fleet,
+        Err(error) => {
+            eprintln!("{name} joins: {error}");
+            std::process::exit(3);
+        }
+    };
     let (admitted, requests) = crossbeam_channel::unbounded::<(OwnedPermit, u128)>();
     for _ in 0..WORKERS {
         let requests = requests.clone();

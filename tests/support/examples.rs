@@ -32,9 +32,17 @@ pub fn run_example(name: &str, args: &[&str], expected: &[&str]) -> String {
         .output()
         .expect("the example runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    // The verdict first (its failed checks and the seed that replays a
+    // campaign), so a log cut to its head still shows why.
+    let verdict: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.contains("FAILED") || line.starts_with("seed "))
+        .collect();
     assert!(
         output.status.success(),
-        "the example failed:\n{stdout}\n{}",
+        "the example failed ({}):\n{}\n\nwhat it printed:\n{stdout}\n{}",
+        output.status,
+        verdict.join("\n"),
         String::from_utf8_lossy(&output.stderr)
     );
     for expected in expected {
