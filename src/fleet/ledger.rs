@@ -42,7 +42,11 @@
 //!    cut off, or a ledger restored from an older snapshot, or a replica
 //!    promoted late, brought back the lease of a process long dead) falls
 //!    to its idle floor and renews on: its name is its own again once that
-//!    lease has run out;
+//!    lease has run out. Meanwhile what it still holds (permits taken on
+//!    its grant before) is set aside under a record of its own, named by
+//!    its token, want 0, so the others' grants leave those slots free and
+//!    a learning lease learns them; the record goes when the node holds
+//!    nothing, leaves or gets its name back, or runs out with its lease;
 //! 6. records the node's want, a new expiry (now + lease) and its token;
 //! 7. computes the node's fair share by water-filling over the wants: the
 //!    water level is the highest `L` with `Σ min(want, L) ≤ capacity`; a

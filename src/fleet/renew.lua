@@ -17,7 +17,9 @@
 --             version (of the wants and capacity), water (the water level
 --             found at a version), unwatered (calls since), kept (when the
 --             keys' time to live was last renewed)
---   2 nodes   hash: node -> "want grant expiry token epoch"
+--   2 nodes   hash: node -> "want grant expiry token epoch" (and, for a
+--             caller refused its name, node \0aside\0 token -> what it
+--             holds meanwhile, want 0: see set_aside)
 --   3 expiry  sorted set: node by when its lease ends (ms, server clock)
 --   4 held    hash: node -> what it held when it first renewed in a
 --             learning lease (not `learned`, which a node of the older
@@ -457,6 +459,46 @@ local function keep()
   end
 end
 
+-- What a caller refused its name holds meanwhile, set aside under a record
+-- of its own: named by its token, want 0, grant what it holds, its own
+-- lease. A ledger restored stale can give a live node's name back to a
+-- process long dead; the node, refused, still holds the permits it took on
+-- its grant until they end, and the others' grants must leave those slots
+-- free (a learning lease learns them too). The record goes when the caller
+-- holds nothing, leaves or gets its name, and runs out with its lease if
+-- the caller stops calling. With a dead lease restored under the name, the
+-- grants recorded can sum past the capacity until that lease runs out
+-- (the same slots counted twice), which only holds the others back.
+local aside = node .. '\0aside\0' .. token
+local function drop_aside()
+  local rec = read(aside)
+  if rec then
+    forget(aside, rec)
+  end
+  local learned = redis.call('HGET', held, aside)
+  if learned then
+    redis.call('HDEL', held, aside)
+    learned_sum = math.max(learned_sum - count(learned, 'held'), 0)
+    learned_n = math.max(learned_n - 1, 0)
+  end
+end
+local function set_aside()
+  local rec = read(aside)
+  if not rec then
+    count_nodes = count_nodes + 1
+    renew_ttl = true
+    redis.call('ZADD', order, 0, member(aside))
+  end
+  granted = math.max(granted - grant_of(rec), 0) + holding
+  if learning and redis.call('HSETNX', held, aside, whole(holding)) == 1 then
+    learned_sum, learned_n = learned_sum + holding, learned_n + 1
+    renew_ttl = true
+  end
+  redis.call('ZADD', expiry, now + lease, aside)
+  redis.call('HSET', nodes_key, aside,
+    table.concat({'0', whole(holding), whole(now + lease), token, epoch}, ' '))
+end
+
 -- One process per name: a live lease held by another token is not ours.
 -- While learning, no lease is known to have ended: the name is free once
 -- the learning lease is over, if its holder did not renew.
@@ -465,9 +507,21 @@ if mine and mine.token ~= token then
   if learning then
     wait = math.max(wait, learn_until - now)
   end
+  -- (A join sets nothing aside: a process not yet joined holds only the
+  -- floor it may admit while it joins, which no grant covers anyway.)
+  if mode == 'leave' or (mode ~= 'join' and holding == 0) then
+    drop_aside()
+  elseif mode ~= 'join' then
+    set_aside()
+  end
   -- What this call changed (leases forgotten, a learning lease) stays.
   keep()
   return {'owner', 0, 0, 0, 0, capacity, wait, 0}
+end
+-- A record made afresh: the name is this node's (again), and what it set
+-- aside while refused is reported under it from now on.
+if not mine then
+  drop_aside()
 end
 
 -- A resize: the new capacity, and past the tree's width, the tree and the

@@ -300,28 +300,36 @@ impl Shared {
         );
     }
 
-    /// Another token holds a live lease on the node's name: the ledger
-    /// counts none of what this node holds, so it falls to its idle floor
-    /// at once (not its cut-off floor: Redis is there, and grants the
-    /// others their shares), no longer knows what the ledger holds for it,
-    /// and renews on until the name is free.
-    fn name_held_elsewhere(&self) {
+    /// Records `call`, refused because another token holds a live lease on
+    /// the node's name: the ledger grants this node nothing under it (it
+    /// keeps what the node holds aside), so the node falls to its idle
+    /// floor at once (not its cut-off floor: Redis is there, and grants the
+    /// others their shares), its grant ends now, it no longer knows what
+    /// the ledger holds for it, and it renews on until the name is free.
+    pub(super) fn refused(&self, call: Call) {
         let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        if *stopped {
-            return;
-        }
-        let floor = self.idle_floor();
-        {
+        let first = {
             let mut state = self.state();
+            if call.number <= state.applied {
+                return;
+            }
+            state.applied = call.number;
+            state.failed_renewals += 1;
             state.seen = None;
+            if *stopped {
+                return; // left or dropped: the capacity stays at the floor
+            }
+            state.deadline = Instant::now();
             state.at_floor = true;
-        }
+            !std::mem::replace(&mut state.failing, true)
+        };
+        let floor = self.idle_floor();
         let lowered = self.grant.load(Ordering::Relaxed) != floor;
         self.set_capacity_with(|lease| lease.set(floor));
         self.tell(floor);
         drop(stopped);
-        if lowered {
-            // After the locks, as in `answered`; once a run of refusals.
+        if first || lowered {
+            // After the locks, as in `answered`.
             crate::events::warn_event!(
                 target: "sidejob::fleet",
                 budget = %self.budget_name,
@@ -445,7 +453,13 @@ pub(super) fn lease_end(sent: Instant, lease: Duration) -> Instant {
 /// sent while it holds the ledger's session, its answer applied before it
 /// lets go, so the node's calls run and are applied in one order. It
 /// reports `want` and what the node may hold until it applies the answer
-/// (its capacity or its usage, whichever is more).
+/// (its capacity or its usage, whichever is more). A call refused because
+/// a live lease of another token holds the node's name (another process
+/// took it while this one was cut off, or a ledger restored from an older
+/// snapshot or a replica promoted late brought back a lease of a process
+/// long dead) drops the node to its idle floor at once; the ledger keeps
+/// what it still holds aside, and the node renews on, taking its name back
+/// once that lease has run out.
 ///
 /// # Cancel safety
 ///
@@ -480,7 +494,12 @@ pub(super) async fn call(
         .renew(mode, capacity, (want, holding), seen)
         .await;
     if let Some(call) = in_flight.call.take() {
-        shared.answered(call, answer.as_ref().ok().copied(), want);
+        match &answer {
+            Err(FleetError::Setting {
+                setting: "node", ..
+            }) => shared.refused(call),
+            _ => shared.answered(call, answer.as_ref().ok().copied(), want),
+        }
     }
     answer
 }
@@ -502,25 +521,15 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// One renewal, given up after a refresh; whether it got an answer. A node
-/// whose name a live lease of another token holds (another process took it
-/// while this one was cut off, or a ledger restored from an older snapshot
-/// or a replica promoted late brought back a lease of a process long
-/// dead) falls to its idle floor at once and renews on: it takes its name
-/// back once that lease has run out.
+/// One renewal, given up after a refresh; whether it got an answer. (A
+/// node refused its name renews on at its idle floor: see [`call`].)
 async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
     let budget = shared.budget.load(Ordering::Relaxed);
     let renewal = call(shared, ledger, Mode::Renew, budget, want);
-    match tokio::time::timeout(shared.refresh, renewal).await {
-        Ok(Ok(_)) => true,
-        Ok(Err(FleetError::Setting {
-            setting: "node", ..
-        })) => {
-            shared.name_held_elsewhere();
-            false
-        }
-        _ => false,
-    }
+    matches!(
+        tokio::time::timeout(shared.refresh, renewal).await,
+        Ok(Ok(_))
+    )
 }
 
 /// Renews every refresh until the node leaves or is dropped, then drains.
