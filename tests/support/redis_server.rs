@@ -123,6 +123,17 @@ impl RedisServer {
         ledger_grants(&mut self.connection(), budget)
     }
 
+    /// What nodes refused their name hold meanwhile, by name, as the ledger
+    /// records it apart from the grants (`renew.lua`'s `set_aside`).
+    #[allow(dead_code)] // the examples that include this file use none
+    pub fn set_aside(&self, budget: &str) -> Vec<(String, u64)> {
+        ledger_records(&mut self.connection(), budget)
+            .expect("the ledger reads")
+            .into_iter()
+            .filter(|(node, _)| is_aside(node))
+            .collect()
+    }
+
     /// Kills it and starts an empty one on the same port.
     pub fn restart_empty(&mut self) {
         let _ = self.child.kill();
@@ -231,6 +242,21 @@ pub fn try_ledger_grants(
     connection: &mut redis::Connection,
     budget: &str,
 ) -> redis::RedisResult<Vec<(String, u64)>> {
+    Ok(ledger_records(connection, budget)?
+        .into_iter()
+        .filter(|(node, _)| !is_aside(node))
+        .collect())
+}
+
+/// Every record of the ledger's epoch, with its grant: the nodes' grants,
+/// and what nodes refused their name hold meanwhile. That is no grant,
+/// only recorded: with a dead lease restored under the same name it counts
+/// those slots twice until the lease runs out (the permits held count
+/// them once).
+fn ledger_records(
+    connection: &mut redis::Connection,
+    budget: &str,
+) -> redis::RedisResult<Vec<(String, u64)>> {
     let tag = format!("{{sidejob:fleet:{budget}}}");
     let (epoch, records): (Option<String>, Vec<(String, String)>) = redis::pipe()
         .atomic()
@@ -245,4 +271,10 @@ pub fn try_ledger_grants(
             (fields.get(4).copied() == epoch.as_deref()).then_some((node, grant))
         })
         .collect())
+}
+
+/// Whether a ledger's record is what a node refused its name holds
+/// (`<name>\0aside\0<token>`).
+fn is_aside(node: &str) -> bool {
+    node.contains("\0aside\0")
 }

@@ -92,23 +92,9 @@ impl Busy {
     }
 }
 
-/// The sum of the grants in `budget`'s ledger, but for what nodes refused
-/// their name hold meanwhile (records `<name>\0aside\0<token>`): that is
-/// not granted, only recorded, and with a dead lease restored under the
-/// same name it counts those slots twice until the lease runs out (the
-/// permits held, `Busy::most`, are the check that counts them once).
+/// The sum of the grants in `budget`'s ledger.
 fn ledger_total(server: &RedisServer, budget: &str) -> u64 {
-    server
-        .grants(budget)
-        .iter()
-        .filter(|(name, _)| !is_aside(name))
-        .map(|(_, grant)| grant)
-        .sum()
-}
-
-/// Whether a ledger's record is what a node refused its name holds.
-fn is_aside(name: &str) -> bool {
-    name.contains("\0aside\0")
+    server.grants(budget).iter().map(|(_, grant)| grant).sum()
 }
 
 /// Watches for `time`: every 10 ms the ledger sums to at most `capacity`,

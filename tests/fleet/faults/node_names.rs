@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sidejob::Resource;
 
-use super::{hold_the_budget, is_aside, Busy};
+use super::{hold_the_budget, Busy};
 use crate::support::fleet_load::Load;
 use crate::support::redis_server::{free_port, join, Options, RedisServer, LEASE, REFRESH};
 
@@ -141,11 +141,7 @@ async fn what_a_node_refused_its_name_still_holds_stays_in_the_budget() {
     while restarted.elapsed() < LEASE * 4 {
         let stats = busy.fleets[1].stats();
         refused |= stats.at_floor && stats.grant == 0;
-        aside |= refused
-            && server
-                .grants("aside")
-                .iter()
-                .any(|(name, grant)| is_aside(name) && *grant == 5);
+        aside |= refused && server.set_aside("aside").iter().any(|(_, held)| *held == 5);
         back |= refused && stats.grant > 0;
         hold_the_budget(&server, &busy, "aside", 10, Duration::from_millis(10)).await;
     }
@@ -156,13 +152,10 @@ async fn what_a_node_refused_its_name_still_holds_stays_in_the_budget() {
         "never took its name back: {:?}",
         busy.fleets[1].stats()
     );
-    assert!(
-        !server
-            .grants("aside")
-            .iter()
-            .any(|(name, _)| is_aside(name)),
-        "set aside after it took its name back: {:?}",
-        server.grants("aside")
+    assert_eq!(
+        server.set_aside("aside"),
+        [],
+        "set aside after it took its name back"
     );
     assert_eq!(resource.usage(), 5);
     busy.stop();
