@@ -157,7 +157,12 @@
 //! running from a tenth slower to three times faster than the server's,
 //! whatever the delays and lost answers, and that a clock slower than that
 //! can outlive the ledger). A node that cannot renew falls to its floor at
-//! that deadline. A node that leaves or is dropped lowers its capacity to the
+//! that deadline; the permits it still holds then are on no lease: a
+//! request admitted before a node was cut off and lasting past its lease
+//! is one the ledger, which cannot tell a node cut off from a dead one,
+//! no longer counts (a review held 15 of 10 so, permits of 4 s under a
+//! lease of 1.5 s, `floor(0)`): a hard limit needs requests shorter than
+//! the lease. A node that leaves or is dropped lowers its capacity to the
 //! floor set (0 by default) at once, and its renewal task keeps renewing
 //! with its usage as both its want and what it holds until the permits
 //! above that floor are back, then deletes its grant: the ledger never hands
