@@ -15,11 +15,40 @@ pub struct Load {
 }
 
 impl Load {
+    /// Threads that take a permit when they can and hold it 5 ms, again
+    /// and again.
     pub fn start(
         resource: &Arc<Resource>,
         threads: usize,
         in_flight: &Arc<AtomicUsize>,
         most: &Arc<AtomicUsize>,
+    ) -> Load {
+        Load::spawn(
+            resource,
+            threads,
+            (in_flight, most),
+            Some(Duration::from_millis(5)),
+        )
+    }
+
+    /// Threads that each take a permit when they can and hold it until
+    /// stopped (requests far longer than a lease), counted as `start`'s.
+    pub fn holding(
+        resource: &Arc<Resource>,
+        threads: usize,
+        in_flight: &Arc<AtomicUsize>,
+        most: &Arc<AtomicUsize>,
+    ) -> Load {
+        Load::spawn(resource, threads, (in_flight, most), None)
+    }
+
+    /// `threads` threads that each hold a permit for `hold` (`None`: until
+    /// stopped) whenever they get one.
+    fn spawn(
+        resource: &Arc<Resource>,
+        threads: usize,
+        (in_flight, most): (&Arc<AtomicUsize>, &Arc<AtomicUsize>),
+        hold: Option<Duration>,
     ) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let threads = (0..threads)
@@ -32,44 +61,18 @@ impl Load {
                             Ok(permit) => {
                                 let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                                 most.fetch_max(now, Ordering::SeqCst);
-                                std::thread::sleep(Duration::from_millis(5));
+                                match hold {
+                                    Some(hold) => std::thread::sleep(hold),
+                                    None => {
+                                        while !stop.load(Ordering::Relaxed) {
+                                            std::thread::sleep(Duration::from_millis(1));
+                                        }
+                                    }
+                                }
                                 in_flight.fetch_sub(1, Ordering::SeqCst);
                                 drop(permit);
                             }
                             Err(_) => std::thread::sleep(Duration::from_millis(1)),
-                        }
-                    }
-                })
-            })
-            .collect();
-        Load { stop, threads }
-    }
-
-    /// Threads that each take a permit when they can and hold it until
-    /// stopped (requests far longer than a lease), counted as `start`'s.
-    pub fn holding(
-        resource: &Arc<Resource>,
-        threads: usize,
-        in_flight: &Arc<AtomicUsize>,
-        most: &Arc<AtomicUsize>,
-    ) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..threads)
-            .map(|_| {
-                let (resource, stop) = (Arc::clone(resource), Arc::clone(&stop));
-                let (in_flight, most) = (Arc::clone(in_flight), Arc::clone(most));
-                std::thread::spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        if let Ok(permit) = resource.try_acquire() {
-                            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(now, Ordering::SeqCst);
-                            while !stop.load(Ordering::Relaxed) {
-                                std::thread::sleep(Duration::from_millis(1));
-                            }
-                            in_flight.fetch_sub(1, Ordering::SeqCst);
-                            drop(permit);
-                        } else {
-                            std::thread::sleep(Duration::from_millis(1));
                         }
                     }
                 })

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sidejob::Resource;
 
-use super::{hold_the_budget, Busy};
+use super::{hold_the_budget, ledger_total, meta, Busy};
 use crate::support::fleet_load::Load;
 use crate::support::redis_server::{free_port, join, Options, RedisServer, LEASE, REFRESH};
 
@@ -46,9 +46,10 @@ async fn a_second_process_under_a_live_name_is_refused() {
 
 /// A ledger restored from a snapshot older than a restart brings back the
 /// lease of a process long gone under a live node's name: the node falls
-/// to its idle floor while that lease is live (the ledger counts nothing
-/// it holds), renews on, and takes its name and its share back once the
-/// lease has run out (a nemesis campaign found the node stopped for good).
+/// to its idle floor while that lease is live (the ledger grants it
+/// nothing under its name), renews on, and takes its name and its share
+/// back once the lease has run out (a nemesis campaign found the node
+/// stopped for good).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_a_stale_snapshot_gave_back_to_a_dead_process_is_taken_back() {
     let mut server = RedisServer::start_with(free_port(), Options::default());
@@ -156,6 +157,13 @@ async fn what_a_node_refused_its_name_still_holds_stays_in_the_budget() {
         server.set_aside("aside"),
         [],
         "set aside after it took its name back"
+    );
+    // The running figures followed the record set aside and dropped: two
+    // nodes, their grants summed.
+    assert_eq!(meta(&server, "aside", "nodes"), Some(2));
+    assert_eq!(
+        meta(&server, "aside", "granted"),
+        Some(ledger_total(&server, "aside"))
     );
     assert_eq!(resource.usage(), 5);
     busy.stop();
