@@ -83,8 +83,10 @@ const REFRESH: Duration = Duration::from_millis(250);
 /// How long the driver may take to see a node's new grant (the node
 /// prints its status every tick, and the driver reads it) or a renewal in
 /// the ledger (it polls it every 5 ms; a node's timers may fire late by a
-/// few ms on a loaded machine).
-const SEEN: Duration = Duration::from_millis(100);
+/// few ms on a loaded machine, and by tens of ms on a 2-core one running
+/// other tests' node processes and Redis servers beside it: a shift once
+/// took 980 ms against 975 there).
+const SEEN: Duration = Duration::from_millis(150);
 /// A request reaching the downstream longer than this after its node
 /// admitted it stalled in transit (its node was stopped between the two):
 /// half the lease. The downstream counts such a request apart, as no

@@ -24,14 +24,21 @@
 //! more and, two windows in a row, the mean stayed well above what shedding
 //! a queue of ours would have left (the most latency a slot carried in
 //! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
-//! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
-//! half the limit (whole when far below).
+//! ours can queue; a probe (`probe.rs`) moves it to the mean at half the
+//! limit: down at once, up half way.
 
 use crate::admission::SampleTotals;
 
 /// The samples of a window whose figure moves the baseline with its full
 /// weight: what the governor's stride aims for.
 const FULL_WEIGHT: u64 = 256;
+/// The samples of a probe's window whose lower mean the baseline takes
+/// whole. Weighted as a chance window is (in full from 256), a probe at a
+/// few hundred requests a second (a few dozen samples a window) moved it
+/// a few per cent of the gap, and left a baseline learnt from a queue in
+/// place for many probes. Sixteen samples put the mean within a quarter
+/// of one sample's spread.
+const PROBE_FULL_WEIGHT: u64 = 16;
 /// The rise toward a higher window figure, as a shift: a 32nd of the gap
 /// a window, slow enough that noise and a queue of the application's own
 /// (which a limit above its demand does not bound) pull it up little
@@ -99,7 +106,8 @@ impl Baseline {
     /// application was refused (`pressed`) or not: the first window sets
     /// the baseline, a window at the minimum limit sets it whole, and so
     /// does one that shows shedding did not help (below); a lower mean
-    /// pulls it down. Whether it was learnt whole.
+    /// pulls it down. Whether it was learnt whole from a window that
+    /// showed it (not the first, which only begins it).
     pub(super) fn before(
         &mut self,
         observed: Option<Observed>,
@@ -131,12 +139,15 @@ impl Baseline {
             self.unhelped = Some(observed.mean);
         }
         if self.mean == 0 || at_min || futile {
+            // The first window only begins the baseline: a limit started
+            // above the downstream's concurrency fills it with a queue.
+            let first = self.mean == 0;
             // Of two windows that showed it, the lesser mean: a baseline
             // too high would let a queue grow.
             self.mean = before.map_or(observed.mean, |before| before.min(observed.mean));
             self.run = None;
             self.unhelped = None;
-            return true;
+            return !first;
         }
         if observed.mean < self.mean {
             self.mean -= observed.weigh(self.mean - observed.mean, FALL_SHIFT);
@@ -144,21 +155,29 @@ impl Baseline {
         false
     }
 
-    /// A probe's window, at half the limit: the baseline moves half way to
-    /// its mean, up or down, weighted by its samples: probe after probe it
-    /// finds the mean with no queue, with less of one window's noise than
-    /// taking each whole. A mean below two thirds of the baseline is no
-    /// noise: it is taken whole (a baseline too high lets a queue grow).
-    pub(super) fn probed(&mut self, observed: Option<Observed>) {
-        let Some(observed) = observed else { return };
+    /// A probe's window, at half the limit. A lower mean is taken whole
+    /// from `PROBE_FULL_WEIGHT` samples on (weighted below that, unless
+    /// under two thirds of the baseline: no noise), as a baseline too high
+    /// lets a queue grow and keeps it: a probe is a deliberate measure,
+    /// and a baseline begun in a queue (the first window's) would
+    /// otherwise take many probes to shed. A higher mean moves it half way,
+    /// weighted as any window: a probe at half a limit that still queues
+    /// measures that queue. Whether it came down by more than a sixteenth:
+    /// the next probe may lower it again.
+    pub(super) fn probed(&mut self, observed: Option<Observed>) -> bool {
+        let Some(observed) = observed else {
+            return false;
+        };
+        let was = self.mean;
         if self.mean == 0 || observed.mean * 3 < self.mean * 2 {
             self.mean = observed.mean;
             self.run = None;
         } else if observed.mean < self.mean {
-            self.mean -= observed.weigh(self.mean - observed.mean, FALL_SHIFT);
+            self.mean -= observed.weigh_as(self.mean - observed.mean, 0, PROBE_FULL_WEIGHT);
         } else {
             self.mean += observed.weigh(observed.mean - self.mean, FALL_SHIFT);
         }
+        self.mean < was - was / 16
     }
 
     /// After the rule moved the limit from `limit` to `next`: a window the
@@ -202,8 +221,14 @@ impl Baseline {
 impl Observed {
     /// `gap` over 2^`shift`, weighted by the window's answered calls.
     fn weigh(&self, gap: u64, shift: u32) -> u64 {
-        let weight = self.answered.min(FULL_WEIGHT);
-        ((u128::from(gap) * u128::from(weight)) >> shift) as u64 / FULL_WEIGHT
+        self.weigh_as(gap, shift, FULL_WEIGHT)
+    }
+
+    /// `gap` over 2^`shift`, weighted by the window's answered calls, in
+    /// full from `full` on.
+    fn weigh_as(&self, gap: u64, shift: u32, full: u64) -> u64 {
+        let weight = self.answered.min(full);
+        ((u128::from(gap) * u128::from(weight)) >> shift) as u64 / full
     }
 }
 

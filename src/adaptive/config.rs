@@ -253,13 +253,18 @@ impl Adaptive {
 
     /// Every `windows` windows of a steady limit, two windows run at half
     /// the limit (the first drains what was admitted before) and the
-    /// baseline moves half way to the second's mean latency; then the
-    /// limit goes back (after TCP BBR's `ProbeRTT`). The baseline rises
-    /// only from windows the limit does not bound, so under lasting
-    /// overload this is how it follows a downstream that got slower, and
-    /// how it sheds the low bias noise leaves on it. 0: never. Default 64
-    /// for [`gradient`](Adaptive::gradient) and [`vegas`](Adaptive::vegas)
-    /// (two windows in 64 at half the limit: about 1.6% of the capacity),
+    /// baseline moves to the second's mean latency (down at once, up half
+    /// way); then the limit goes back (after TCP BBR's `ProbeRTT`). The
+    /// baseline rises only from windows the limit does not bound, so under
+    /// lasting overload this is how it follows a downstream that got
+    /// slower, and how it sheds the low bias noise leaves on it. The first
+    /// three probes, and any after one that lowered the baseline by more
+    /// than a sixteenth, come every `windows / 4`: a limit started above
+    /// the downstream's concurrency begins its baseline in a queue, and
+    /// they find the real one within `windows` of the start. 0: never.
+    /// Default 64 for [`gradient`](Adaptive::gradient) and
+    /// [`vegas`](Adaptive::vegas) (two windows in 64 at half the limit:
+    /// about 1.6% of the capacity, 8% in the first 48 windows),
     /// 0 for [`aimd`](Adaptive::aimd), which reads no baseline, and for
     /// [`custom`](Adaptive::custom) rules.
     ///

@@ -71,11 +71,15 @@
 //! 5. every `probe_every` windows of a steady limit (`adaptive/probe.rs`), runs
 //!    the next two windows at half the limit instead (the first drains what
 //!    was admitted before it, whose latencies are the old queue's) and moves
-//!    the baseline half way to the second's mean (whole, if that is two
-//!    thirds of it or less: no noise), then gives the limit back
-//!    (TCP BBR's `ProbeRTT`): under lasting overload every window is bound, so
+//!    the baseline to the second's mean: down whole (from 16 samples on),
+//!    up half way weighted as any window, then gives the limit back
+//!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
+//!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a
-//!    reference that mostly falls;
+//!    reference that mostly falls. The first three probes, and any after one
+//!    that lowered the baseline by more than a sixteenth, come four times as
+//!    often: the first window, which begins the baseline, is a queue when
+//!    the limit starts above the downstream's concurrency;
 //! 6. resizes the counter if the limit changed, through `resize_from`: only
 //!    over the capacity it read and with a `try_lock`, so a user's
 //!    `set_capacity` that came meanwhile, or is under way, wins and no
@@ -205,15 +209,18 @@ impl Controller {
         self.stats.samples += totals.samples;
         let bound = refused > 0 || totals.peak >= limit as u64;
         let observed = Observed::of(&totals);
-        match self.probe.step() {
-            Step::None => {}
+        let restored = match self.probe.step() {
+            Step::None => false,
+            Step::Restored => true,
             // A probe's first window at half the limit: what was admitted
             // before it drained.
             Step::Drained => return None,
             Step::Measured(restore) => {
                 // Its second: the baseline moves to its mean, and the limit
                 // goes back.
-                self.baseline.probed(observed);
+                if self.baseline.probed(observed) {
+                    self.probe.again();
+                }
                 self.stats.baseline = Duration::from_nanos(self.baseline.mean);
                 self.stats.latency = self.window(&totals, refused).mean_latency;
                 self.stats.probes += 1;
@@ -221,7 +228,7 @@ impl Controller {
                 self.stats.limit = next;
                 return (next != limit).then_some(next);
             }
-        }
+        };
         if self
             .baseline
             .before(observed, limit, refused > 0, limit <= self.min_limit)
@@ -236,10 +243,11 @@ impl Controller {
                 self.rule_panicked = true;
                 limit
             });
-        // Growth only where the application asked for the limit, and never
-        // after a drop.
+        // Growth only where the application asked for the limit, never
+        // after a drop, nor from the window after a probe (its requests ran
+        // at half the limit).
         let idle = totals.peak * 2 < limit as u64 && refused == 0;
-        let proposed = if proposed > limit && (totals.drops > 0 || idle) {
+        let proposed = if proposed > limit && (totals.drops > 0 || idle || restored) {
             limit
         } else {
             proposed

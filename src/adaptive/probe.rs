@@ -10,20 +10,42 @@
 //! windows of a steady limit, two windows run at half the limit: in the
 //! first, the requests admitted before it drain (a queue of ours drains
 //! with them, and their latencies are the queue's); in the second, the
-//! baseline moves half way to its mean, up or down. The limit then goes
-//! back to where it was. It costs two windows in `probe_every` at half the
-//! limit (BBR spends about 2% of its time in `ProbeRTT`).
+//! baseline moves to its mean (down at once, up half way). The limit then
+//! goes back to where it was, and the window after, whose requests were
+//! admitted at half of it, may not grow it. It costs two windows in
+//! `probe_every` at half the limit (BBR spends about 2% of its time in
+//! `ProbeRTT`). A baseline too high is the other failure: the first
+//! window begins it, and a limit started above the downstream's
+//! concurrency fills that window with a queue. So the first probes come
+//! early (`EARLY`).
 
 /// Windows of a steady limit (no decrease) before a probe may run: a limit
 /// still coming down sheds a queue, and half of it may still queue. One:
 /// a limit that hovers (down one, up one) is steady enough.
 const STEADY_WINDOWS: u64 = 1;
 
+/// The first `EARLY_PROBES` probes, and any after one that lowered the
+/// baseline by a lot, come this many times as often. The baseline began
+/// at the first window's mean, which a limit started above the
+/// downstream's concurrency fills with a queue; lower means pull it down
+/// only as the queue drains, and a limit held where the mean is within
+/// tolerance of a baseline that high keeps the queue. A probe at half a
+/// limit that still comes down may itself queue, so one is not enough;
+/// each lowers the limit, and the first at half a limit that no longer
+/// queues takes the real mean: within `probe_every` windows of the start,
+/// not after several.
+const EARLY: u64 = 4;
+/// How many probes come early from the start.
+const EARLY_PROBES: u8 = 3;
+
 /// When the next probe runs, and the limit to go back to after one.
 #[derive(Debug)]
 pub(super) struct Probe {
     /// Windows between probes; 0: never.
     every: u64,
+    /// Probes still to come `EARLY` times as often (the last lowered the
+    /// baseline by a lot, or few have run).
+    early: u8,
     /// Windows since the last probe or re-learn.
     since: u64,
     /// Windows since the limit last came down.
@@ -32,6 +54,8 @@ pub(super) struct Probe {
     restore: Option<usize>,
     /// Whether the probe's first window, the drain, is still to close.
     draining: bool,
+    /// Whether a probe gave the limit back at the last window's close.
+    restored: bool,
 }
 
 /// Where a probe is, at a window's close.
@@ -44,28 +68,40 @@ pub(super) enum Step {
     Drained,
     /// The window that closed measured: the limit to go back to.
     Measured(usize),
+    /// The window that closed was the first after a probe: much of it was
+    /// admitted at half the limit, so it shows room the limit does not
+    /// have.
+    Restored,
 }
 
 impl Probe {
     pub(super) fn new(every: u64) -> Probe {
         Probe {
             every,
+            early: EARLY_PROBES,
             since: 0,
             steady: 0,
             restore: None,
             draining: false,
+            restored: false,
         }
     }
 
     /// A window closed: where the probe under way, if any, is.
     pub(super) fn step(&mut self) -> Step {
         if self.restore.is_none() {
-            return Step::None;
+            return if std::mem::take(&mut self.restored) {
+                Step::Restored
+            } else {
+                Step::None
+            };
         }
         if std::mem::take(&mut self.draining) {
             return Step::Drained;
         }
         self.since = 0;
+        self.early = self.early.saturating_sub(1);
+        self.restored = true;
         self.restore.take().map_or(Step::None, Step::Measured)
     }
 
@@ -78,6 +114,12 @@ impl Probe {
     /// Whether a probe is under way.
     pub(super) fn under_way(&self) -> bool {
         self.restore.is_some()
+    }
+
+    /// The probe that just measured lowered the baseline by a lot: it may
+    /// still be too high, and the next probe comes early.
+    pub(super) fn again(&mut self) {
+        self.early = self.early.max(1);
     }
 
     /// The baseline was learnt whole another way (at the minimum limit,
@@ -99,7 +141,12 @@ impl Probe {
     ) -> Option<usize> {
         self.since += 1;
         self.steady = if next < limit { 0 } else { self.steady + 1 };
-        let due = self.every > 0 && self.since >= self.every && self.steady >= STEADY_WINDOWS;
+        let every = if self.early > 0 {
+            (self.every / EARLY).max(1)
+        } else {
+            self.every
+        };
+        let due = self.every > 0 && self.since >= every && self.steady >= STEADY_WINDOWS;
         let half = (next / 2).max(min_limit);
         if !due || !wanted || half >= next {
             return None;
@@ -114,17 +161,47 @@ impl Probe {
 mod tests {
     use super::*;
 
+    /// Steady windows at 20 until a probe starts: how many it took.
+    fn windows_to_a_probe(probe: &mut Probe) -> usize {
+        (1..)
+            .find(|_| probe.start(20, 20, 1, true).is_some())
+            .unwrap()
+    }
+
+    /// A probe's two windows and the one after it.
+    fn run_out(probe: &mut Probe) {
+        assert_eq!(probe.step(), Step::Drained);
+        assert_eq!(probe.step(), Step::Measured(20));
+        assert_eq!(probe.step(), Step::Restored); // may not grow
+        assert_eq!(probe.step(), Step::None);
+    }
+
     #[test]
     fn a_probe_runs_after_enough_steady_windows_and_gives_the_limit_back() {
         let mut probe = Probe::new(8);
+        for _ in 0..EARLY_PROBES {
+            assert_eq!(windows_to_a_probe(&mut probe), 2); // early: 8 / 4
+            run_out(&mut probe);
+        }
         for _ in 0..7 {
             assert_eq!(probe.start(20, 20, 1, true), None);
         }
         assert_eq!(probe.start(20, 20, 1, true), Some(10));
-        assert_eq!(probe.step(), Step::Drained);
-        assert_eq!(probe.step(), Step::Measured(20));
-        assert_eq!(probe.step(), Step::None);
+        run_out(&mut probe);
         assert_eq!(probe.start(20, 20, 1, true), None); // the count starts again
+    }
+
+    #[test]
+    fn a_probe_that_lowered_the_baseline_by_a_lot_brings_the_next_early() {
+        let mut probe = Probe::new(8);
+        for _ in 0..EARLY_PROBES {
+            windows_to_a_probe(&mut probe);
+            run_out(&mut probe);
+        }
+        probe.again();
+        assert_eq!(windows_to_a_probe(&mut probe), 2);
+        run_out(&mut probe);
+        assert_eq!(windows_to_a_probe(&mut probe), 8); // found: back to every 8
     }
 
     #[test]

@@ -544,3 +544,31 @@ fn the_baseline_follows_the_mean_down_and_not_a_queue_the_limit_lets_build() {
     }
     assert!(controller.stats().baseline > Duration::from_nanos(1900));
 }
+
+#[test]
+fn a_baseline_begun_in_a_queue_is_found_by_the_early_probes() {
+    // The limit starts far above the knee with the clients already
+    // waiting: the first window, whose mean begins the baseline, is a
+    // queue of 48 on 4. Lower means cannot show up while a limit held
+    // within tolerance of that baseline keeps the queue; the early probes
+    // find it, long before the first of every 64 windows.
+    for shape in [Shape::Exact, Shape::Jitter] {
+        for adaptive in [Adaptive::gradient(), Adaptive::vegas()] {
+            let name = adaptive.algorithm_name();
+            let mut controller = Controller::new(adaptive.max_limit(64), 48);
+            let mut limit = 48;
+            let mut downstream = Downstream::new(4, 64, shape);
+            let limits = run(&mut controller, &mut limit, &mut downstream, 63);
+            // Vegas comes down one request a window: from 48 it is still
+            // coming. Gradient comes down a tenth a window, and settles.
+            if name == "gradient" {
+                assert_settles(&limits, 4, shape, 48, &format!("{name}, {shape:?}"));
+            }
+            let baseline = controller.stats().baseline;
+            assert!(
+                baseline < BASE.mul_f64(1.25),
+                "{name}, {shape:?}: baseline {baseline:?}; {limits:?}"
+            );
+        }
+    }
+}

@@ -11,7 +11,12 @@ use super::{adaptive, limits_for, Clients, Outcome};
 #[test]
 fn a_pause_of_a_few_windows_cuts_gradient_a_tenth_a_window_not_in_half() {
     let window = Duration::from_millis(50);
-    let resource = adaptive(20, Adaptive::gradient().max_limit(20), window);
+    // No probe (two windows at half the limit, on purpose) in the way.
+    let resource = adaptive(
+        20,
+        Adaptive::gradient().max_limit(20).probe_every(0),
+        window,
+    );
     let pause = Instant::now() + Duration::from_millis(800);
     // 24 clients at 5 ms (the limit, at its maximum, bounds them), then
     // a pause of about two windows: every call 50 ms, then back.
