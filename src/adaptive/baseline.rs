@@ -24,16 +24,16 @@
 //! more and, two windows in a row, the mean stayed well above what shedding
 //! a queue of ours would have left (the most latency a slot carried in
 //! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
-//! ours can queue; a probe (`probe.rs`) moves it to the mean at half the
-//! limit: down at once, up half way.
+//! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
+//! half the limit (an early probe down at once).
 
 use crate::admission::SampleTotals;
 
 /// The samples of a window whose figure moves the baseline with its full
 /// weight: what the governor's stride aims for.
 const FULL_WEIGHT: u64 = 256;
-/// The samples of a probe's window whose lower mean the baseline takes
-/// whole. Weighted as a chance window is (in full from 256), a probe at a
+/// The samples of a probe's window whose lower mean moves the baseline in
+/// full. Weighted as a chance window is (in full from 256), a probe at a
 /// few hundred requests a second (a few dozen samples a window) moved it
 /// a few per cent of the gap, and left a baseline learnt from a queue in
 /// place for many probes. Sixteen samples put the mean within a quarter
@@ -155,16 +155,20 @@ impl Baseline {
         false
     }
 
-    /// A probe's window, at half the limit. A lower mean is taken whole
-    /// from `PROBE_FULL_WEIGHT` samples on (weighted below that, unless
-    /// under two thirds of the baseline: no noise), as a baseline too high
-    /// lets a queue grow and keeps it: a probe is a deliberate measure,
-    /// and a baseline begun in a queue (the first window's) would
-    /// otherwise take many probes to shed. A higher mean moves it half way,
-    /// weighted as any window: a probe at half a limit that still queues
-    /// measures that queue. Whether it came down by more than a sixteenth:
-    /// the next probe may lower it again.
-    pub(super) fn probed(&mut self, observed: Option<Observed>) -> bool {
+    /// A probe's window, at half the limit. A lower mean moves it half
+    /// way, in full from `PROBE_FULL_WEIGHT` samples on (a probe is a
+    /// deliberate measure, and one at a few hundred requests a second would
+    /// otherwise move it a few per cent); an `early` probe's is taken
+    /// whole when under seven eighths of it, as the baseline may have begun
+    /// in a queue (the first window's), which a baseline too high keeps;
+    /// and so is any under two thirds of it (no noise). Only early and past
+    /// an eighth: one probe window fast by chance (a long tail's mean is
+    /// noisy, an eighth at a few dozen samples) would set it low for good,
+    /// as the windows under lasting overload cannot pull it up. A higher mean
+    /// moves it half way, weighted as any window: a probe at half a limit
+    /// that still queues measures that queue. Whether it came down by
+    /// more than a sixteenth: the next probe may lower it again.
+    pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool) -> bool {
         let Some(observed) = observed else {
             return false;
         };
@@ -173,7 +177,13 @@ impl Baseline {
             self.mean = observed.mean;
             self.run = None;
         } else if observed.mean < self.mean {
-            self.mean -= observed.weigh_as(self.mean - observed.mean, 0, PROBE_FULL_WEIGHT);
+            // Whole for an early probe past a window's noise (an eighth).
+            let shift = if early && observed.mean * 8 < self.mean * 7 {
+                0
+            } else {
+                FALL_SHIFT
+            };
+            self.mean -= observed.weigh_as(self.mean - observed.mean, shift, PROBE_FULL_WEIGHT);
         } else {
             self.mean += observed.weigh(observed.mean - self.mean, FALL_SHIFT);
         }

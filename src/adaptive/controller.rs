@@ -71,8 +71,8 @@
 //! 5. every `probe_every` windows of a steady limit (`adaptive/probe.rs`), runs
 //!    the next two windows at half the limit instead (the first drains what
 //!    was admitted before it, whose latencies are the old queue's) and moves
-//!    the baseline to the second's mean: down whole (from 16 samples on),
-//!    up half way weighted as any window, then gives the limit back
+//!    the baseline half way to the second's mean (down in full from 16
+//!    samples on, and whole for an early probe; up weighted as any window), then gives the limit back
 //!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
 //!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a
@@ -215,10 +215,10 @@ impl Controller {
             // A probe's first window at half the limit: what was admitted
             // before it drained.
             Step::Drained => return None,
-            Step::Measured(restore) => {
+            Step::Measured(restore, early) => {
                 // Its second: the baseline moves to its mean, and the limit
                 // goes back.
-                if self.baseline.probed(observed) {
+                if self.baseline.probed(observed, early) {
                     self.probe.again();
                 }
                 self.stats.baseline = Duration::from_nanos(self.baseline.mean);

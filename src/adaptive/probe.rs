@@ -10,7 +10,8 @@
 //! windows of a steady limit, two windows run at half the limit: in the
 //! first, the requests admitted before it drain (a queue of ours drains
 //! with them, and their latencies are the queue's); in the second, the
-//! baseline moves to its mean (down at once, up half way). The limit then
+//! baseline moves half way to its mean (an early probe's lower mean: all
+//! the way). The limit then
 //! goes back to where it was, and the window after, whose requests were
 //! admitted at half of it, may not grow it. It costs two windows in
 //! `probe_every` at half the limit (BBR spends about 2% of its time in
@@ -66,8 +67,10 @@ pub(super) enum Step {
     /// The window that closed drained the requests admitted before the
     /// probe: the next one measures.
     Drained,
-    /// The window that closed measured: the limit to go back to.
-    Measured(usize),
+    /// The window that closed measured: the limit to go back to, and
+    /// whether the probe came early (the baseline may have begun in a
+    /// queue, and a lower mean is taken whole).
+    Measured(usize, bool),
     /// The window that closed was the first after a probe: much of it was
     /// admitted at half the limit, so it shows room the limit does not
     /// have.
@@ -100,9 +103,12 @@ impl Probe {
             return Step::Drained;
         }
         self.since = 0;
+        let early = self.early > 0;
         self.early = self.early.saturating_sub(1);
         self.restored = true;
-        self.restore.take().map_or(Step::None, Step::Measured)
+        self.restore
+            .take()
+            .map_or(Step::None, |restore| Step::Measured(restore, early))
     }
 
     /// The limit the probe under way will give back, if one is.
@@ -169,9 +175,9 @@ mod tests {
     }
 
     /// A probe's two windows and the one after it.
-    fn run_out(probe: &mut Probe) {
+    fn run_out(probe: &mut Probe, early: bool) {
         assert_eq!(probe.step(), Step::Drained);
-        assert_eq!(probe.step(), Step::Measured(20));
+        assert_eq!(probe.step(), Step::Measured(20, early));
         assert_eq!(probe.step(), Step::Restored); // may not grow
         assert_eq!(probe.step(), Step::None);
     }
@@ -181,13 +187,13 @@ mod tests {
         let mut probe = Probe::new(8);
         for _ in 0..EARLY_PROBES {
             assert_eq!(windows_to_a_probe(&mut probe), 2); // early: 8 / 4
-            run_out(&mut probe);
+            run_out(&mut probe, true);
         }
         for _ in 0..7 {
             assert_eq!(probe.start(20, 20, 1, true), None);
         }
         assert_eq!(probe.start(20, 20, 1, true), Some(10));
-        run_out(&mut probe);
+        run_out(&mut probe, false);
         assert_eq!(probe.start(20, 20, 1, true), None); // the count starts again
     }
 
@@ -196,11 +202,11 @@ mod tests {
         let mut probe = Probe::new(8);
         for _ in 0..EARLY_PROBES {
             windows_to_a_probe(&mut probe);
-            run_out(&mut probe);
+            run_out(&mut probe, true);
         }
         probe.again();
         assert_eq!(windows_to_a_probe(&mut probe), 2);
-        run_out(&mut probe);
+        run_out(&mut probe, true);
         assert_eq!(windows_to_a_probe(&mut probe), 8); // found: back to every 8
     }
 
