@@ -25,7 +25,8 @@
 //! a queue of ours would have left (the most latency a slot carried in
 //! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
 //! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
-//! half the limit (an early probe down at once).
+//! half the limit (an early probe's mean more than an eighth lower: all
+//! the way).
 
 use crate::admission::SampleTotals;
 

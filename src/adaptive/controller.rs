@@ -72,7 +72,8 @@
 //!    the next two windows at half the limit instead (the first drains what
 //!    was admitted before it, whose latencies are the old queue's) and moves
 //!    the baseline half way to the second's mean (down in full from 16
-//!    samples on, and whole for an early probe; up weighted as any window), then gives the limit back
+//!    samples on, and whole for an early probe's more than an eighth lower;
+//!    up weighted as any window), then gives the limit back
 //!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
 //!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a

@@ -10,8 +10,8 @@
 //! windows of a steady limit, two windows run at half the limit: in the
 //! first, the requests admitted before it drain (a queue of ours drains
 //! with them, and their latencies are the queue's); in the second, the
-//! baseline moves half way to its mean (an early probe's lower mean: all
-//! the way). The limit then
+//! baseline moves half way to its mean (an early probe's mean more than an
+//! eighth lower: all the way). The limit then
 //! goes back to where it was, and the window after, whose requests were
 //! admitted at half of it, may not grow it. It costs two windows in
 //! `probe_every` at half the limit (BBR spends about 2% of its time in
@@ -69,7 +69,7 @@ pub(super) enum Step {
     Drained,
     /// The window that closed measured: the limit to go back to, and
     /// whether the probe came early (the baseline may have begun in a
-    /// queue, and a lower mean is taken whole).
+    /// queue, and a mean more than an eighth lower is taken whole).
     Measured(usize, bool),
     /// The window that closed was the first after a probe: much of it was
     /// admitted at half the limit, so it shows room the limit does not

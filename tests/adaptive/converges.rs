@@ -8,7 +8,8 @@
 //! (Starting from above, the first window, which begins the baseline, is a
 //! queue: the baseline stayed that high until the first probe, 64 windows
 //! in, and the limit with it, at 6-7 K in about one CI run in five. The
-//! first probes now come every 16 windows and take a lower mean whole:
+//! first probes now come every 16 windows and take a mean more than an
+//! eighth lower whole:
 //! here they settle it at 1.5 K before the second measured.)
 //! The sleeps are the downstream's work.
 
