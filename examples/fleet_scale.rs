@@ -12,13 +12,20 @@
 //! starting at once would make them), renews for a lease untimed (past the
 //! budget's first, learning, lease), then times a round of renewals
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
-//! them: a share of the renewals (`--churn`, 20% by default) come from nodes whose want moved, so
-//! the fair share is recomputed under a changing demand, and each call
-//! carries the expiry and time since its node's last answer, as a node's
-//! does. It prints the renewal's p50 and p99 as the node sees it (sent to
-//! answered, Redis's queue included), Redis's own `usec_per_call` for the
-//! script (`INFO commandstats`), and the share of one Redis core the
-//! budget would take at a 1 s refresh (`nodes × usec_per_call / 1 s`).
+//! them: a share of the renewals (`--churn`, 20% by default) come from
+//! nodes whose want moved (drawn afresh each round), so the fair share is
+//! recomputed under a changing demand. Each node renews as `sidejob::fleet`'s
+//! renewal task does (`src/fleet/quiet.rs`, included here): quietly, with
+//! plain commands, while its share stands, and by script when its want
+//! moved its share or the quiet renewal finds something moved; each call
+//! carries the expiry and time since its node's last answer. It prints the
+//! share of renewals that ran the script, the renewal's p50 and p99 as the
+//! node sees it (sent to answered, Redis's queue and a quiet renewal that
+//! led to the script included), Redis's own `usec_per_call` for the script
+//! (`INFO commandstats`), Redis's time per renewal over every command (the
+//! script's calls and the quiet renewals' transactions), and the share of
+//! one Redis core the budget would take at a 1 s refresh (`nodes ×` that
+//! time per renewal `/ 1 s`).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -36,6 +43,11 @@ mod redis_server;
 #[path = "../tests/support/draw.rs"]
 #[allow(dead_code)]
 mod draw;
+
+/// The quiet renewal, as a node makes it.
+#[path = "../src/fleet/quiet.rs"]
+#[allow(dead_code)]
+mod quiet;
 
 use draw::Draw;
 
@@ -65,7 +77,8 @@ struct Args {
     #[arg(long, default_value_t = 20)]
     churn: u64,
     /// Another version of the script to run instead (a file), to compare:
-    /// `git show <commit>:src/fleet/renew.lua > old.lua`.
+    /// `git show <commit>:src/fleet/renew.lua > old.lua`. A script that
+    /// answers no record (before quiet renewals) is called at every renewal.
     #[arg(long)]
     script: Option<std::path::PathBuf>,
     /// Times the first round at once, in the budget's first (learning)
@@ -75,15 +88,21 @@ struct Args {
 }
 
 /// One simulated node's view of its last answer.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Node {
     want: u64,
     holding: u64,
     /// The expiry its last answer carried, and when it sent that call.
     seen: Option<(i64, Instant)>,
+    /// What its last script answer said, the water level its last quiet
+    /// renewal read, and its quiet renewals since the script.
+    heard: Option<quiet::Heard>,
+    water: Option<quiet::Water>,
+    quiet: u64,
 }
 
 struct Budget {
+    tag: String,
     keys: Vec<String>,
     capacity: u64,
     lease_ms: u64,
@@ -97,7 +116,9 @@ impl Budget {
             .iter()
             .map(|key| format!("{tag}:{key}"))
             .collect();
+        let tag = tag.to_owned();
         Budget {
+            tag,
             keys,
             capacity,
             lease_ms: args.lease_ms,
@@ -138,26 +159,88 @@ impl Budget {
             .arg(seen)
             .arg(since);
         let sent = Instant::now();
-        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
-        let (status, _grant, target, _, _, _, expiry, _): Reply = invocation
+        let mut reply: Vec<redis::Value> = invocation
             .invoke_async(connection)
             .await
             .expect("the script answers");
+        // A script of an older layout (`--script`) answers no record.
+        let record: String = match reply.len() {
+            9 => {
+                redis::from_redis_value(reply.pop().expect("nine")).expect("the record is a string")
+            }
+            _ => String::new(),
+        };
+        reply.truncate(8);
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+        let (status, grant, target, _, _, capacity, expiry, share): Reply =
+            redis::from_redis_value(redis::Value::Array(reply)).expect("the script's answer");
         let took = sent.elapsed();
         if status == "late" {
             node.seen = None;
+            node.heard = None;
             return (took, true);
         }
         assert_eq!(status, "ok", "node-{index}'s {mode}");
         node.holding = target;
         node.seen = Some((expiry, sent));
+        node.heard = quiet::Heard::new(
+            record,
+            node.want,
+            (grant, target, share),
+            (expiry, self.lease_ms),
+            capacity,
+        );
+        node.quiet = 0;
         (took, false)
+    }
+
+    /// One renewal of node `index` as its renewal task makes it: quiet if
+    /// it may be, by script if it may not or the quiet one says so; the
+    /// time from sending to the last answer, and whether it came too late.
+    async fn renew(
+        &self,
+        connection: &mut MultiplexedConnection,
+        index: usize,
+        node: &mut Node,
+    ) -> (Duration, bool) {
+        let sent = Instant::now();
+        if let (Some(heard), Some((seen, at))) = (node.heard.clone(), node.seen) {
+            if !quiet::Water::moves(node.water, heard.want, node.want) {
+                let settings = (self.lease_ms, REFRESH_MS);
+                let every = quiet::hint_every(self.lease_ms, REFRESH_MS);
+                let hint = (node.quiet % every == every - 1).then_some(seen);
+                let (name, token) = (format!("node-{index}"), format!("token-{index}"));
+                let keys = quiet::QuietKeys::new(&self.tag, &name, &token);
+                let reply: quiet::QuietReply = quiet::pipeline(&keys, &name, settings, hint)
+                    .query_async(connection)
+                    .await
+                    .expect("the quiet renewal answers");
+                let since = sent.saturating_duration_since(at);
+                match quiet::decide(&reply, &heard, (seen, since), &token, settings) {
+                    quiet::Verdict::Renewed { expiry, water, .. } => {
+                        node.seen = Some((expiry, sent));
+                        node.water = water;
+                        node.quiet += 1;
+                        return (sent.elapsed(), false);
+                    }
+                    quiet::Verdict::Script { expiry, .. } => {
+                        node.seen = Some((expiry, sent));
+                        node.quiet += 1;
+                    }
+                    quiet::Verdict::Trouble { why } => panic!("node-{index}: {why}"),
+                }
+            }
+        }
+        let (_, late) = self.call(connection, index, node, "renew").await;
+        (sent.elapsed(), late)
     }
 }
 
-/// Redis's time in the script since the last `CONFIG RESETSTAT`, per call
-/// (µs), over `EVALSHA` and the `EVAL` redis-rs falls back to.
-async fn usec_per_call(connection: &mut MultiplexedConnection) -> f64 {
+/// Redis's time since the last `CONFIG RESETSTAT` in the commands named
+/// `commands` (`INFO commandstats`): their calls, and their time (µs).
+/// A command run by a script or a transaction counts in it and in its own
+/// line too: the script's and the transaction's lines hold all of it.
+async fn command_time(connection: &mut MultiplexedConnection, commands: &[&str]) -> (f64, f64) {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(connection)
@@ -165,9 +248,9 @@ async fn usec_per_call(connection: &mut MultiplexedConnection) -> f64 {
         .expect("INFO answers");
     let (mut calls, mut usec) = (0.0, 0.0);
     for line in info.lines() {
-        let Some(stats) = line
-            .strip_prefix("cmdstat_evalsha:")
-            .or_else(|| line.strip_prefix("cmdstat_eval:"))
+        let Some(stats) = commands
+            .iter()
+            .find_map(|command| line.strip_prefix(&format!("cmdstat_{command}:")))
         else {
             continue;
         };
@@ -179,11 +262,7 @@ async fn usec_per_call(connection: &mut MultiplexedConnection) -> f64 {
             }
         }
     }
-    if calls > 0.0 {
-        usec / calls
-    } else {
-        0.0
-    }
+    (calls, usec)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -239,10 +318,12 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
 
     // Renewals for a lease and a second, untimed, so the budget is past
     // its first (learning) lease; then one round, timed.
+    let mut rounds = 0;
     if !args.no_warm_up {
         let warming = Instant::now();
         while warming.elapsed() < Duration::from_millis(args.lease_ms + 1_000) {
-            round(&budget, &states, &control, (nodes, renewals), args).await;
+            rounds += 1;
+            round(&budget, &states, &control, (nodes, renewals, rounds), args).await;
         }
     }
     let _: () = redis::cmd("CONFIG")
@@ -250,16 +331,31 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .query_async(&mut control)
         .await
         .expect("CONFIG RESETSTAT");
-    let answers = round(&budget, &states, &control, (nodes, renewals), args).await;
+    let answers = round(
+        &budget,
+        &states,
+        &control,
+        (nodes, renewals, rounds + 1),
+        args,
+    )
+    .await;
     let late = answers.iter().filter(|(_, late)| *late).count();
     let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
     took.sort();
-    let per_call = usec_per_call(&mut control).await;
+    let (scripts, script_usec) = command_time(&mut control, &["evalsha", "eval"]).await;
+    let (_, quiet_usec) = command_time(&mut control, &["multi", "exec"]).await;
+    let per_call = if scripts > 0.0 {
+        script_usec / scripts
+    } else {
+        0.0
+    };
+    let per_renewal = (script_usec + quiet_usec) / renewals as f64;
     let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
-    let busy = nodes as f64 * per_call / (REFRESH_MS as f64 * 1e3) * 100.0;
+    let busy = nodes as f64 * per_renewal / (REFRESH_MS as f64 * 1e3) * 100.0;
     println!(
-        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {busy:>9.1}%",
-        joined.as_secs_f64()
+        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {:>7.1}% | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {per_renewal:>10.1} | {busy:>9.1}%",
+        joined.as_secs_f64(),
+        scripts / renewals as f64 * 100.0,
     );
     (per_call, p99, busy)
 }
@@ -270,7 +366,7 @@ async fn round(
     budget: &Arc<Budget>,
     states: &Arc<Vec<Mutex<Node>>>,
     control: &MultiplexedConnection,
-    (nodes, renewals): (usize, usize),
+    (nodes, renewals, number): (usize, usize, u64),
     args: &Args,
 ) -> Vec<(Duration, bool)> {
     let workers = args.in_flight.min(renewals).min(nodes).max(1);
@@ -282,7 +378,8 @@ async fn round(
         let mut connection = control.clone();
         let churn = args.churn;
         round.spawn(async move {
-            let mut draw = Draw(0xD1B5_4A32_D192_ED03 ^ (worker as u64 + 1));
+            // Drawn afresh each round: the wants move every round.
+            let mut draw = Draw(0xD1B5_4A32_D192_ED03 ^ (worker as u64 + 1) ^ (number << 32));
             // Staggered, so the calls arrive spread over the second.
             let first = start + every.mul_f64(worker as f64 / workers as f64);
             let mut ticks = tokio::time::interval_at(first, every);
@@ -294,12 +391,11 @@ async fn round(
                 let mut node = states[index].lock().await;
                 if draw.next() % 100 < churn {
                     node.want = draw.next() % (2 * SLOTS_PER_NODE + 1);
+                    // A node wanting less than it holds lowers its capacity
+                    // first (`renewal.rs`'s `give_back`).
+                    node.holding = node.holding.min(node.want);
                 }
-                took.push(
-                    budget
-                        .call(&mut connection, index, &mut node, "renew")
-                        .await,
-                );
+                took.push(budget.renew(&mut connection, index, &mut node).await);
             }
             took
         });
@@ -317,7 +413,7 @@ async fn main() {
         server.port, args.lease_ms
     );
     println!(
-        " nodes |    joined | renewals |  late | p50 (us) | p99 (us) | usec_per_call | redis busy"
+        " nodes |    joined | renewals |  late | scripted | p50 (us) | p99 (us) | usec_per_call | per renewal | redis busy"
     );
     let mut last = None;
     for &nodes in &args.sizes {

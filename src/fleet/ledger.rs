@@ -1,5 +1,6 @@
 //! [`Ledger`]: the budget's state in Redis, changed only by one script
-//! (`renew.lua`), one call per node per refresh.
+//! (`renew.lua`); a renewal that moves nothing is a quiet one, of plain
+//! commands (`quiet.rs`), which changes no grant.
 //!
 //! # Design
 //!
@@ -57,7 +58,8 @@
 //!    and sum `s`; the level may be `v` while `s + v·(wanting − c)` fits),
 //!    and kept in `meta` with the version of the wants it was found at: it is
 //!    found again when they moved, at most once every sixteenth of the
-//!    nodes' calls (at every call in a fleet of sixteen or fewer). What the
+//!    nodes' script calls or half a refresh, whichever comes first (at every
+//!    call in a fleet of sixteen or fewer). What the
 //!    equal shares leave over, when there are fewer slots than nodes wanting
 //!    more, goes one slot each to those nodes in turns: they are ordered by
 //!    want, then a hash of their names (`order`: a node's rank among them is
@@ -77,7 +79,36 @@
 //!    slots back once they are free; a node that may grow grows only into
 //!    slots no other grant holds.
 //!
-//! **What a renewal costs**. A renewal whose node's want did not move
+//! **The quiet renewal** (`src/fleet/quiet.rs`). Besides its record and its
+//! place in `expiry`, each node has a lease key, `lease:<node>\0<token>`,
+//! which the script sets to the lease it records. A node whose want did not
+//! move its share, and whose last answer left it settled, renews with one
+//! `MULTI` of plain commands: `PEXPIRE` of its lease key (on the server's
+//! clock, answering 0 if the lease is gone), `PEXPIRETIME` (the new end, the
+//! expiry it sends back next), `SET alive … XX`, and reads of the budget's
+//! figures and its own record; now and then a `ZADD expiry XX GT` with the
+//! lease end it last knew keeps its place ahead of the clock. It changes no
+//! grant. What it reads decides whether the script must run at once: a
+//! record unlike the one last answered, a lease gone, or the server's time
+//! since the last call unlike the node's own, send the node to the script
+//! with what it knew *before* (so the script sees the writes lost and learns,
+//! exactly as if the node had called it); a learning lease, a new epoch, a
+//! resize, a level that moved the node's share, the turns moved on, the keys'
+//! time to live half spent, or (for about sixteen nodes a refresh, chosen by
+//! a hash of their token) leases due or a water level to find again, send it
+//! to the script after applying the renewal. The script, in turn, takes a
+//! lease's end as the later of its record's and its lease key's, and
+//! forgets a node only once both have passed; `expiry` is a lower bound it
+//! purges from, putting back a lease found renewed. A gap of calls is told
+//! by `alive`, which every call renews (the quiet one only if it exists) and
+//! which runs out `min(3 refreshes, lease − refresh)` after the last: sooner
+//! than any lease a live node renews every refresh, so a ledger restored
+//! from a snapshot old enough to have lost a live lease has lost `alive` too,
+//! and learns before it purges. A steady fleet of 10,000 nodes costs Redis
+//! about 8% of a core at a 1 s refresh, where one script call a node a
+//! refresh cost 42% (`docs/benchmarks.md`).
+//!
+//! **What a renewal costs**. A renewal by script whose node's want did not move
 //! reads the settings, its node's record and the leases due, and writes its
 //! record, its lease and the settings back: six or seven Redis commands,
 //! whatever the fleet's size. A want that moved adds its moves in `levels`
@@ -223,8 +254,9 @@
 //!   their grants). A leave never creates `meta`: it only deletes the node's
 //!   entries (`tests/fleet/faults/ledger_lost.rs`, where a leave after a
 //!   `FLUSHALL` had set the capacity to 0 for good);
-//! * the server's clock is behind the last call's (a step back), or no call
-//!   came for three refreshes while leases are recorded: a restore from a
+//! * the server's clock is behind the last script call's (a step back), or
+//!   no call came for `alive`'s time (at most three refreshes, less than the
+//!   lease less a refresh) while leases are recorded: a restore from a
 //!   snapshot (RDB or AOF), a replica promoted late, Redis stopped, or a
 //!   step ahead (a `SAVE` while one node held the budget, then a restart
 //!   from it: without this 15 of 10 were held);
@@ -300,6 +332,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, Script};
 
+use super::quiet::{self, Heard, QuietKeys, QuietReply};
 use super::FleetError;
 
 /// How long Redis may take to answer one call, and to accept a connection.
@@ -327,6 +360,9 @@ pub(super) struct Answer {
     /// clock): sent back with the next call, so the script can tell a
     /// ledger that lost the write.
     pub(super) expiry: i64,
+    /// The ledger's epoch the grant belongs to (`None`: a record the node
+    /// could not read back, which no quiet renewal then trusts).
+    pub(super) epoch: Option<u64>,
 }
 
 /// How a call of the script treats the capacity it is given.
@@ -371,6 +407,7 @@ pub(super) struct Ledger {
     connection: Arc<tokio::sync::Mutex<Option<MultiplexedConnection>>>,
     script: Script,
     keys: [String; 6],
+    quiet_keys: QuietKeys,
     node: String,
     token: String,
     lease_ms: u64,
@@ -387,6 +424,29 @@ impl std::fmt::Debug for Ledger {
 }
 
 impl Ledger {
+    /// What a quiet renewal checks, from `answer` to a call that reported
+    /// `want`; `None` if the answer's record could not be read.
+    pub(super) fn heard(&self, answer: &Answer, want: usize) -> Option<Heard> {
+        let size = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        let epoch = answer.epoch?;
+        let record = format!(
+            "{want} {} {} {} {epoch}",
+            answer.grant, answer.expiry, self.token
+        );
+        Heard::new(
+            record,
+            size(want),
+            (size(answer.grant), size(answer.target), size(answer.share)),
+            (answer.expiry, self.lease_ms),
+            size(answer.capacity),
+        )
+    }
+
+    /// The node's token, the lease and the refresh (ms).
+    pub(super) fn quiet_settings(&self) -> (&str, (u64, u64)) {
+        (&self.token, (self.lease_ms, self.refresh_ms))
+    }
+
     /// Connects to `url` (trusting `tls_root` for `rediss://`, if given)
     /// for `budget`'s keys, as `node`, once: the first error (refused, a
     /// wrong password, a certificate not trusted, a timeout) is reported
@@ -402,14 +462,16 @@ impl Ledger {
         // needs.
         let tag = format!("{{sidejob:fleet:{budget}}}");
         let millis = |time: Duration| u64::try_from(time.as_millis()).unwrap_or(u64::MAX);
+        let token = token();
         let ledger = Ledger {
             client,
             connection: Arc::new(tokio::sync::Mutex::new(None)),
             script: Script::new(include_str!("renew.lua")),
             keys: ["meta", "nodes", "expiry", "held", "levels", "order"]
                 .map(|key| format!("{tag}:{key}")),
+            quiet_keys: QuietKeys::new(&tag, node, &token),
             node: node.to_owned(),
-            token: token(),
+            token,
             lease_ms: millis(lease),
             refresh_ms: millis(refresh),
         };
@@ -459,6 +521,24 @@ impl Session<'_> {
         Ok(connection)
     }
 
+    /// A quiet renewal (see [`quiet`]), raising the node's place in
+    /// `expiry` to `hint` if given.
+    pub(super) async fn quiet(&mut self, hint: Option<i64>) -> Result<QuietReply, FleetError> {
+        let mut connection = self.connection().await?;
+        let ledger = self.ledger;
+        let pipe = quiet::pipeline(
+            &ledger.quiet_keys,
+            &ledger.node,
+            (ledger.lease_ms, ledger.refresh_ms),
+            hint,
+        );
+        let reply = pipe.query_async(&mut connection).await;
+        if reply.is_err() {
+            self.reset();
+        }
+        Ok(reply?)
+    }
+
     /// Drops the connection, so the next call connects afresh: for a call
     /// given up on before Redis answered.
     pub(super) fn reset(&mut self) {
@@ -474,8 +554,8 @@ impl Session<'_> {
         (want, holding): (usize, usize),
         seen: Option<Seen>,
     ) -> Result<Answer, FleetError> {
-        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
-        let (status, grant, target, nodes, learning, known, expiry, share): Reply = self
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64, String);
+        let (status, grant, target, nodes, learning, known, expiry, share, record): Reply = self
             .call(mode.as_str(), capacity, (want, holding), seen)
             .await?;
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
@@ -518,13 +598,17 @@ impl Session<'_> {
                 learning: learning != 0,
                 capacity: size(known),
                 expiry,
+                epoch: record
+                    .rsplit(' ')
+                    .next()
+                    .and_then(|epoch| epoch.parse().ok()),
             }),
         }
     }
 
     /// Gives the node's grant back at once.
     pub(super) async fn leave(&mut self) -> Result<(), FleetError> {
-        type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
+        type Reply = (String, u64, u64, u64, u64, u64, i64, u64, String);
         let _: Reply = self.call("leave", 0, (0, 0), None).await?;
         Ok(())
     }

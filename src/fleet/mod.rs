@@ -103,6 +103,7 @@ mod demand;
 mod error;
 mod ledger;
 mod meter;
+mod quiet;
 mod renewal;
 mod stats;
 

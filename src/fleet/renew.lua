@@ -3,24 +3,33 @@
 -- O(log capacity): no call reads every node's record. A renewal that
 -- changes nothing else reads the settings, its node's record and the
 -- leases due, and writes its record, its lease and the settings back.
+-- A node whose share stands renews without it, with plain commands
+-- (`quiet.rs`): they extend its lease key and renew `alive`, and read
+-- `meta` and its record to tell whether something moved.
 --
 -- KEYS (one hash tag, so one Redis Cluster slot); every key expires two
--- leases after the last call, so a budget nobody renews disappears:
+-- leases after the last call that renewed them (one at least every half
+-- lease: a quiet node calls the script when `kept` is older), so a budget
+-- nobody renews disappears:
 --   1 meta    hash: the budget's settings (capacity, lease, refresh);
 --             learn_until and last (ms, server clock: the end of a learning
---             lease, the last call); layout (3); epoch (grants of another
+--             lease, the last script call); layout (3); epoch (grants of another
 --             epoch were lost with a ledger that may be stale); and running
 --             figures: nodes, granted (the grants' sum), learned_sum
 --             and learned_n (the sum and count of `held`),
 --             wanting and wanted (the count and sum of the wants above
 --             zero, each capped at the width), width (of the levels tree),
 --             version (of the wants and capacity), water (the water level
---             found at a version), unwatered (calls since), kept (when the
---             keys' time to live was last renewed)
+--             found at a version, and when), unwatered (calls since), kept
+--             (when the keys' time to live was last renewed), audited, due
+--             (no lease in `expiry` ends before it: a lower bound)
 --   2 nodes   hash: node -> "want grant expiry token epoch" (and, for a
 --             caller refused its name, node \0aside\0 token -> what it
 --             holds meanwhile, want 0: see set_aside)
---   3 expiry  sorted set: node by when its lease ends (ms, server clock)
+--   3 expiry  sorted set: node by when its lease ends (ms, server clock),
+--             a lower bound: a quiet renewal extends the node's lease key
+--             (`<tag>:lease:<node>\0<token>`, beside these keys) and raises
+--             its place here only now and then
 --   4 held    hash: node -> what it held when it first renewed in a
 --             learning lease (not `learned`, which a node of the older
 --             layout deletes)
@@ -41,7 +50,8 @@
 --   9 seen: the expiry this script answered the node's last applied call
 --     with, or -1 if unknown (its first call, or a call since got no answer),
 --  10 since: ms on the node's clock since it sent that call, or -1.
--- Returns {status, grant, target, nodes, learning, capacity, expiry, share}:
+-- Returns {status, grant, target, nodes, learning, capacity, expiry, share,
+-- record} (the record written, "" but for "ok"):
 -- status "ok" or "left"; "late" (the lease the call renews ran out before
 -- it got here: nothing changed); "capacity" (a join that disagrees with the
 -- budget's capacity), "lease" or "refresh" (a call with another), the
@@ -54,6 +64,17 @@
 -- again, as a lost ledger is.
 local meta, nodes_key, expiry, held, levels, order =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- Keys beside them under the same hash tag (KEYS[1] is `<tag>:meta`):
+-- `alive`, which a call by any node renews (this script's or a node's
+-- quiet renewal: see `quiet.rs`) and which runs out after a few refreshes
+-- with no call, and each node's lease key, `lease:<node>\0<token>`, whose
+-- time to live is the node's lease: a quiet renewal extends it with a
+-- plain `PEXPIRE`, so the lease in `expiry` is only a lower bound.
+local prefix = string.sub(meta, 1, -5)
+local alive = prefix .. 'alive'
+local function lease_key(name, owner)
+  return prefix .. 'lease:' .. name .. '\0' .. owner
+end
 local node, token = ARGV[1], ARGV[2]
 local capacity = tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
@@ -77,7 +98,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 -- that lease by now, and what it reported holding is stale. It changes
 -- nothing (its node gave up on it, or counts it as failed).
 if mode ~= 'leave' and seen >= 0 and seen <= now then
-  return {'late', 0, 0, 0, 0, 0, 0, 0}
+  return {'late', 0, 0, 0, 0, 0, 0, 0, ''}
 end
 
 -- A ledger that holds what this script never writes: the call fails
@@ -123,7 +144,7 @@ end
 
 local FIELDS = {'capacity', 'lease', 'learn_until', 'last', 'refresh', 'layout', 'epoch',
   'nodes', 'granted', 'learned_sum', 'learned_n', 'wanting', 'wanted', 'width', 'version', 'water',
-  'unwatered', 'kept', 'audited'}
+  'unwatered', 'kept', 'audited', 'due'}
 local got = redis.pcall('HMGET', meta, unpack(FIELDS))
 if got.err then
   corrupt('`' .. meta .. '` is a ' .. redis.call('TYPE', meta)['ok'] .. ', not a hash')
@@ -178,7 +199,7 @@ if not settings.capacity then
   if mode == 'leave' then
     -- A leave never creates a budget (its capacity says nothing); what is
     -- left of a ledger without settings is forgotten by the next join.
-    return {'left', 0, 0, 0, 0, 0, 0, 0}
+    return {'left', 0, 0, 0, 0, 0, 0, 0, ''}
   end
   -- A budget never seen, one that expired, or a Redis restarted empty or
   -- that evicted it: whatever is left of the ledger is not to be trusted.
@@ -191,15 +212,15 @@ else
   local budget_lease = count(settings.lease, 'meta.lease')
   local budget_refresh = count(settings.refresh, 'meta.refresh')
   if mode == 'join' and known ~= capacity then
-    return {'capacity', 0, 0, 0, 0, known, 0, 0}
+    return {'capacity', 0, 0, 0, 0, known, 0, 0, ''}
   end
   if mode ~= 'leave' and budget_lease ~= lease then
     -- A lease unlike the budget's would let the node outlive its grant.
-    return {'lease', 0, 0, 0, 0, budget_lease, 0, 0}
+    return {'lease', 0, 0, 0, 0, budget_lease, 0, 0, ''}
   end
   if mode ~= 'leave' and budget_refresh ~= refresh then
     -- The ledger tells a gap of calls by the budget's refresh.
-    return {'refresh', 0, 0, 0, 0, budget_refresh, 0, 0}
+    return {'refresh', 0, 0, 0, 0, budget_refresh, 0, 0, ''}
   end
   lease = budget_lease
   if mode ~= 'resize' then
@@ -234,9 +255,12 @@ else
   -- May the ledger be stale? Its clock went back; no call for a few
   -- refreshes while it holds leases (a restore from a snapshot, a replica
   -- promoted late, a clock that jumped ahead).
+  -- `alive` runs out a few refreshes after the last call (and before any
+  -- lease key a live node renews could: see `alive_ttl`); a ledger that
+  -- lost the time of its last call cannot tell a gap either.
   if now < last then
     stale = true
-  elseif now - last > 3 * refresh and count_nodes > 0 then
+  elseif count_nodes > 0 and (not settings.last or redis.call('EXISTS', alive) == 0) then
     stale = true
   end
 end
@@ -251,6 +275,19 @@ if record then
   end
   mine = {want = tonumber(w), grant = tonumber(g), expiry = tonumber(e), token = t,
     epoch = tonumber(p)}
+end
+
+-- When the lease of a record ends: the later of its record's expiry and
+-- its lease key's (a quiet renewal extends only the key).
+local function lease_end(name, rec)
+  local t = redis.call('PEXPIRETIME', lease_key(name, rec.token))
+  if t > rec.expiry then
+    return t
+  end
+  return rec.expiry
+end
+if mine then
+  mine.expiry = lease_end(node, mine)
 end
 
 -- The node's record is not the one its last answer came from (writes
@@ -327,24 +364,45 @@ local function tree_move(from, to)
   if to >= 1 then
     wanting, wanted = wanting + 1, wanted + to
   end
+  -- The blocks' fields and what each moves by, read in one call and
+  -- written in one (no field twice: each names its span).
+  local fields, deltas = {}, {}
+  local function add(kind, span, block, delta)
+    fields[#fields + 1] = kind .. whole(span) .. ':' .. whole(block)
+    deltas[#deltas + 1] = delta
+  end
   local span = 1
   while span < width do
     local a = from >= 1 and math.floor((from - 1) / span) or -1
     local b = to >= 1 and math.floor((to - 1) / span) or -1
     if a == b then
-      redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(a), whole(to - from))
+      add('s', span, a, to - from)
     else
       if a >= 0 then
-        redis.call('HINCRBY', levels, 'c' .. whole(span) .. ':' .. whole(a), -1)
-        redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(a), whole(-from))
+        add('c', span, a, -1)
+        add('s', span, a, -from)
       end
       if b >= 0 then
-        redis.call('HINCRBY', levels, 'c' .. whole(span) .. ':' .. whole(b), 1)
-        redis.call('HINCRBY', levels, 's' .. whole(span) .. ':' .. whole(b), whole(to))
+        add('c', span, b, 1)
+        add('s', span, b, to)
       end
     end
     span = span * RADIX
   end
+  -- (A block the records no longer match, its key deleted by hand, may
+  -- fall below zero here, as it did by `HINCRBY`: the audit finds the tree
+  -- unlike the figures and forgets the ledger.)
+  local got = redis.call('HMGET', levels, unpack(fields))
+  local writes = {}
+  for i, field in ipairs(fields) do
+    local value = tonumber(got[i] or 0)
+    if value == nil or value ~= math.floor(value) or math.abs(value) == math.huge then
+      corrupt('levels.' .. field .. ' is ' .. tostring(got[i]) .. ', not a count')
+    end
+    writes[#writes + 1] = field
+    writes[#writes + 1] = whole(value + deltas[i])
+  end
+  redis.call('HSET', levels, unpack(writes))
 end
 
 local function member(name)
@@ -368,6 +426,7 @@ local function forget(name, rec)
   redis.call('ZREM', order, member(name))
   redis.call('ZREM', expiry, name)
   redis.call('HDEL', nodes_key, name)
+  redis.call('DEL', lease_key(name, rec.token))
 end
 
 -- A node's record read by name, for one that is not the caller.
@@ -376,11 +435,12 @@ local function read(name)
   if not rec then
     return nil
   end
-  local w, g, p = string.match(rec, '^(%d+) (%d+) %d+ %S+ (%d+)$')
+  local w, g, e, t, p = string.match(rec, '^(%d+) (%d+) (%d+) (%S+) (%d+)$')
   if not w then
     corrupt('the record of `' .. name .. '` is ' .. rec)
   end
-  return {want = tonumber(w), grant = tonumber(g), epoch = tonumber(p)}
+  return {want = tonumber(w), grant = tonumber(g), expiry = tonumber(e), token = t,
+    epoch = tonumber(p)}
 end
 
 -- A stale ledger starts a learning lease (Doorman's): for one lease, nodes
@@ -410,25 +470,43 @@ end
 local learning = now < learn_until
 
 -- Forget the nodes whose lease ran out: their slots are free again. A few
--- at a time (each call forgets up to 16, and this node's own); until then
+-- at a time (each call looks at up to 16, and this node's own); until then
 -- they count as holding their grants, which only makes the others' shares
--- smaller.
-if not learning then
+-- smaller. `expiry` is a lower bound (quiet renewals extend the lease key
+-- and raise it only now and then): a lease found renewed is put back at
+-- its end. `due`, the earliest end in `expiry` when last looked (no lease
+-- there ends sooner), spares the look until then.
+local due = tonumber(settings.due) or 0
+if stale then
+  due = 0
+end
+if not learning and now >= due then
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 16)) do
     if name == node then
-      if mine then
+      if mine and mine.expiry > now then
+        redis.call('ZADD', expiry, mine.expiry, node)
+      elseif mine then
         forget(node, mine)
+        record, mine = nil, nil
       end
-      record, mine = nil, nil
     else
       local rec = read(name)
       if rec then
-        forget(name, rec)
+        local ends = lease_end(name, rec)
+        if ends > now then
+          redis.call('ZADD', expiry, ends, name)
+        else
+          forget(name, rec)
+        end
       else
         redis.call('ZREM', expiry, name)
       end
     end
   end
+  local first = redis.call('ZRANGE', expiry, 0, 0, 'WITHSCORES')
+  due = tonumber(first[2]) or (now + lease)
+end
+if not learning then
   if mine and mine.expiry <= now then
     forget(node, mine)
     record, mine = nil, nil
@@ -436,6 +514,13 @@ if not learning then
 end
 
 local ttl = 2 * lease
+-- How long `alive` outlives the last call: a few refreshes, and less than
+-- what is left of any lease a live node renews every refresh, so a ledger
+-- restored from a snapshot old enough to have lost a live lease has lost
+-- `alive` too (and learns, purging none). `quiet.rs` computes the same.
+-- (At least two refreshes whatever the settings: a lease of three
+-- refreshes or less is refused by the nodes, not by the script.)
+local alive_ttl = math.max(math.min(3 * refresh, lease - refresh), 2 * refresh)
 -- Writes the running figures back; every key's time to live is renewed at
 -- the audit (a quarter lease apart at most) and whenever the set of nodes
 -- or the ledger's state changed.
@@ -447,7 +532,9 @@ local function keep()
     'epoch', epoch, 'nodes', count_nodes, 'granted', whole(granted),
     'learned_sum', whole(learned_sum), 'learned_n', learned_n, 'wanting', wanting, 'wanted', whole(wanted),
     'width', whole(width), 'version', version, 'water', water or '',
-    'unwatered', unwatered)
+    'unwatered', unwatered, 'due', whole(due))
+  -- The time of this call, for a gap of calls (see `alive_ttl`).
+  redis.call('SET', alive, '1', 'PX', alive_ttl)
   if audit then
     redis.call('HSET', meta, 'audited', now)
   end
@@ -495,6 +582,7 @@ local function set_aside()
     renew_ttl = true
   end
   redis.call('ZADD', expiry, now + lease, aside)
+  due = math.min(due, now + lease)
   redis.call('HSET', nodes_key, aside,
     table.concat({'0', whole(holding), whole(now + lease), token, epoch}, ' '))
 end
@@ -516,7 +604,7 @@ if mine and mine.token ~= token then
   end
   -- What this call changed (leases forgotten, a learning lease) stays.
   keep()
-  return {'owner', 0, 0, 0, 0, capacity, wait, 0}
+  return {'owner', 0, 0, 0, 0, capacity, wait, 0, ''}
 end
 -- A record made afresh: the name is this node's (again), and what it set
 -- aside while refused is reported under it from now on.
@@ -551,7 +639,7 @@ if mode == 'leave' then
     forget(node, mine)
   end
   keep()
-  return {'left', 0, 0, 0, 0, capacity, 0, 0}
+  return {'left', 0, 0, 0, 0, capacity, 0, 0, ''}
 end
 
 -- The node's want; the tree and the order follow a want that moved.
@@ -570,6 +658,7 @@ else
   renew_ttl = true
 end
 redis.call('ZADD', expiry, now + lease, node)
+due = math.min(due, now + lease)
 
 -- Fair share (Doorman's FairShare, by water-filling): the water level is
 -- the highest L with sum(min(want, L)) <= capacity; a node wanting at most
@@ -577,21 +666,23 @@ redis.call('ZADD', expiry, now + lease, node)
 -- value v the wants sum to s and count c, and the level may be v when
 -- s + v * (wanting - c) stays within the capacity. The level found is
 -- kept with the version of the wants it was found at, and found again
--- when they moved, at most once every sixteenth of the nodes' calls: with
--- many nodes, about sixteen times a refresh; with sixteen or fewer, at
--- every call. Until then
+-- when they moved, at most once every sixteenth of the nodes' script calls
+-- or half a refresh, whichever comes first (with sixteen nodes or fewer,
+-- at every call; a quiet node that reads a level older than that calls
+-- the script for it, about sixteen of them a refresh). Until then
 -- the level is a little stale: it moves targets, never the grants' bound.
 local level, below, sum = -1, 0, 0
-local at, l, b, m
+local at, l, b, m, found
 if water then
-  at, l, b, m = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+)$')
+  at, l, b, m, found = string.match(water, '^(%d+) (%-?%d+) (%d+) (%d+) (%d+)$')
 end
 -- A level not parsed is none; at the audit it is found again whatever it
 -- says (a quarter lease bounds a wrong one).
 local cached = at and not audit
 local fresh = cached and tonumber(at) == version and not changed
 unwatered = unwatered + 1
-if cached and not fresh and unwatered * 16 < count_nodes then
+if cached and not fresh and unwatered * 16 < count_nodes and now - tonumber(found) < refresh / 2
+    and now >= tonumber(found) then
   fresh = true -- stale, within its bound
 end
 if fresh then
@@ -625,7 +716,7 @@ else
       base, span = into * RADIX, span / RADIX
     end
   end
-  water = table.concat({changed and version + 1 or version, level, below, whole(sum)}, ' ')
+  water = table.concat({changed and version + 1 or version, level, below, whole(sum), now}, ' ')
   unwatered = 0
 end
 
@@ -684,9 +775,10 @@ else
   end
   grant = math.max(holding, math.min(target, math.max(capacity - others, 0)))
 end
-redis.call('HSET', nodes_key, node,
-  table.concat({ARGV[6], whole(grant), whole(now + lease), token, epoch}, ' '))
+local written = table.concat({ARGV[6], whole(grant), whole(now + lease), token, epoch}, ' ')
+redis.call('HSET', nodes_key, node, written)
+redis.call('SET', lease_key(node, token), '1', 'PXAT', now + lease)
 granted = others + grant
 keep()
 return {'ok', grant, math.min(target, grant), count_nodes, learning and 1 or 0, capacity,
-  now + lease, share}
+  now + lease, share, written}

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use super::demand::Demand;
 use super::ledger::{Answer, Ledger, Mode, Seen, Session};
+use super::quiet::{self, Heard, Verdict, Water};
 use super::{FleetError, FleetStats};
 use crate::{CapacityLease, Resource};
 
@@ -68,6 +69,10 @@ pub(super) struct Shared {
     leaving: AtomicBool,
     /// The number the next call takes, in send order.
     calls: AtomicU64,
+    /// Quiet renewals are off until the node has renewed this many times:
+    /// Redis refused one (an ACL without its commands, a Redis without
+    /// `PEXPIRETIME`), so the node renews by script meanwhile.
+    quiet_after: AtomicU64,
 }
 
 /// The figures behind [`FleetStats`], and what the node last heard.
@@ -89,6 +94,21 @@ pub(super) struct State {
     /// The expiry the last applied answer carried, and when its call was
     /// sent; `None` when unknown.
     seen: Option<(i64, Instant)>,
+    /// What the last script answer said, which a quiet renewal checks
+    /// against; `None` when unknown (as `seen`).
+    heard: Option<Heard>,
+    /// The water level the last quiet renewal read.
+    water: Option<Water>,
+    /// Quiet renewals since the last script call.
+    quiet: u64,
+}
+
+/// What an applied answer came from.
+enum Hearing {
+    /// The script, which told this.
+    Script(Option<Heard>),
+    /// A quiet renewal (the grant unchanged), which read this water level.
+    Quiet(Option<Water>),
 }
 
 /// One call of the script as the node sent it.
@@ -156,11 +176,15 @@ impl Shared {
                 learning: false,
                 applied: 0,
                 seen: None,
+                heard: None,
+                water: None,
+                quiet: 0,
             }),
             on_grant: Mutex::new(Vec::new()),
             changes: Mutex::new(false),
             leaving: AtomicBool::new(false),
             calls: AtomicU64::new(0),
+            quiet_after: AtomicU64::new(0),
         }
     }
 
@@ -199,9 +223,14 @@ impl Shared {
     /// runs again. An answer to a call older than one already applied
     /// changes nothing.
     pub(super) fn answered(&self, call: Call, answer: Option<Answer>, wants: usize) {
+        self.answered_with(call, answer, wants, Hearing::Script(None));
+    }
+
+    /// [`answered`](Self::answered), with what the answer came from.
+    fn answered_with(&self, call: Call, answer: Option<Answer>, wants: usize, hearing: Hearing) {
         // The events after the locks: a subscriber may read the fleet's
         // stats, which take them.
-        match self.apply(call, answer, wants) {
+        match self.apply(call, answer, wants, hearing) {
             Renewed::Failed(_failed_renewals) => {
                 crate::events::warn_event!(
                     target: "sidejob::fleet",
@@ -223,7 +252,7 @@ impl Shared {
 
     /// What [`answered`](Self::answered) does under the locks; which event
     /// to tell.
-    fn apply(&self, call: Call, answer: Option<Answer>, wants: usize) -> Renewed {
+    fn apply(&self, call: Call, answer: Option<Answer>, wants: usize, hearing: Hearing) -> Renewed {
         let deadline = lease_end(call.sent, self.lease);
         let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         let mut state = self.state();
@@ -234,6 +263,7 @@ impl Shared {
         let Some(answer) = answer else {
             state.failed_renewals += 1;
             state.seen = None;
+            state.heard = None;
             if state.failing {
                 return Renewed::Quietly;
             }
@@ -246,6 +276,16 @@ impl Shared {
             Renewed::Quietly
         };
         state.seen = Some((answer.expiry, call.sent));
+        match hearing {
+            Hearing::Script(heard) => {
+                state.heard = heard;
+                state.quiet = 0;
+            }
+            Hearing::Quiet(water) => {
+                state.water = water;
+                state.quiet += 1;
+            }
+        }
         state.renewals += 1;
         state.renewed_at = Instant::now();
         state.nodes = answer.nodes;
@@ -286,6 +326,7 @@ impl Shared {
             let mut state = self.state();
             state.at_floor = true;
             state.seen = None;
+            state.heard = None;
             self.cut_off_floor(self.budget.load(Ordering::Relaxed), state.nodes)
         };
         self.set_capacity_with(|lease| lease.set(floor));
@@ -316,6 +357,7 @@ impl Shared {
             state.applied = call.number;
             state.failed_renewals += 1;
             state.seen = None;
+            state.heard = None;
             if *stopped {
                 return; // left or dropped: the capacity stays at the floor
             }
@@ -419,6 +461,49 @@ impl Shared {
         }
     }
 
+    /// Whether a renewal wanting `want` may be quiet: the node knows what
+    /// the ledger holds for it, and its want moved its share no more than
+    /// the level lets it; if so, the lease end to raise its place in
+    /// `expiry` to, every `hint_every` quiet renewals.
+    fn quiet_ready(&self, want: usize, hint_every: u64) -> Option<Option<i64>> {
+        let state = self.state();
+        if state.renewals < self.quiet_after.load(Ordering::Relaxed) {
+            return None;
+        }
+        let heard = state.heard.as_ref()?;
+        let (expiry, _) = state.seen?;
+        let want = u64::try_from(want).unwrap_or(u64::MAX);
+        if state.at_floor || Water::moves(state.water, heard.want, want) {
+            return None;
+        }
+        Some((state.quiet % hint_every == hint_every - 1).then_some(expiry))
+    }
+
+    /// Applies a quiet renewal's `call`, which renewed the lease to
+    /// `expiry` and left the grant `heard` tells.
+    fn quietly(
+        &self,
+        call: Call,
+        heard: &Heard,
+        expiry: i64,
+        nodes: Option<u64>,
+        water: Option<Water>,
+        want: usize,
+    ) {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let answer = Answer {
+            grant: size(heard.grant),
+            target: size(heard.target),
+            share: size(heard.share),
+            nodes: nodes.map_or_else(|| self.state().nodes, size),
+            learning: false,
+            capacity: size(heard.capacity),
+            expiry,
+            epoch: Some(heard.epoch),
+        };
+        self.answered_with(call, Some(answer), want, Hearing::Quiet(water));
+    }
+
     /// How long the grant stays good without a renewal.
     pub(super) fn lease_left(&self) -> Duration {
         self.state()
@@ -498,10 +583,86 @@ pub(super) async fn call(
             Err(FleetError::Setting {
                 setting: "node", ..
             }) => shared.refused(call),
-            _ => shared.answered(call, answer.as_ref().ok().copied(), want),
+            Ok(got) => {
+                let heard = ledger.heard(got, want);
+                shared.answered_with(call, Some(*got), want, Hearing::Script(heard));
+            }
+            Err(_) => shared.answered(call, None, want),
         }
     }
     answer
+}
+
+/// A quiet renewal (see [`quiet`]), when the node may make one; whether it
+/// renewed the lease with nothing else to do. `false`: the node renews by
+/// script now (what moved was applied, or, trouble, was not: the script
+/// then sees what the node knew before).
+///
+/// # Cancel safety
+///
+/// As [`call`]'s.
+async fn renew_quietly(shared: &Shared, ledger: &Ledger, want: usize) -> Result<bool, FleetError> {
+    let (token, settings) = ledger.quiet_settings();
+    let Some(hint) = shared.quiet_ready(want, quiet::hint_every(settings.0, settings.1)) else {
+        return Ok(false);
+    };
+    let session = ledger.session().await;
+    if shared.expired() {
+        shared.fall_to_floor();
+        return Ok(false);
+    }
+    let call = shared.call();
+    let (Some(seen), Some(heard)) = (call.seen, shared.state().heard.clone()) else {
+        return Ok(false);
+    };
+    let mut in_flight = InFlight {
+        shared,
+        session,
+        call: Some(call),
+        want,
+    };
+    let reply = in_flight.session.quiet(hint).await;
+    let Some(call) = in_flight.call.take() else {
+        return Ok(false);
+    };
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(FleetError::Redis(error)) if error.code().is_some() => {
+            // Redis answered, refusing: the node renews by script, as it
+            // did before the quiet renewal (the call changed nothing the
+            // script does not check), and tries quietly again later.
+            let renewals = shared.state().renewals;
+            shared
+                .quiet_after
+                .store(renewals + QUIET_PAUSE, Ordering::Relaxed);
+            crate::events::warn_event!(
+                target: "sidejob::fleet",
+                budget = %shared.budget_name,
+                error = %error,
+                "redis refused a quiet renewal: renewing by script for a while",
+            );
+            return Ok(false);
+        }
+        Err(error) => {
+            shared.answered(call, None, want);
+            return Err(error);
+        }
+    };
+    match quiet::decide(&reply, &heard, (seen.expiry, seen.since), token, settings) {
+        Verdict::Renewed {
+            expiry,
+            nodes,
+            water,
+        } => {
+            shared.quietly(call, &heard, expiry, Some(nodes), water, want);
+            Ok(true)
+        }
+        Verdict::Script { expiry, .. } => {
+            shared.quietly(call, &heard, expiry, None, None, want);
+            Ok(false)
+        }
+        Verdict::Trouble { .. } => Ok(false),
+    }
 }
 
 /// A call sent and not yet answered: dropped so, it failed.
@@ -521,14 +682,25 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// How many renewals a node makes by script after Redis refused a quiet
+/// one, before it tries quietly again.
+const QUIET_PAUSE: u64 = 64;
+
 /// One renewal, given up after a refresh; whether it got an answer. (A
 /// node refused its name renews on at its idle floor: see [`call`].)
 async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
-    let budget = shared.budget.load(Ordering::Relaxed);
-    let renewal = call(shared, ledger, Mode::Renew, budget, want);
+    let renewal = async {
+        if renew_quietly(shared, ledger, want).await? {
+            return Ok(());
+        }
+        let budget = shared.budget.load(Ordering::Relaxed);
+        call(shared, ledger, Mode::Renew, budget, want)
+            .await
+            .map(|_| ())
+    };
     matches!(
         tokio::time::timeout(shared.refresh, renewal).await,
-        Ok(Ok(_))
+        Ok(Ok(()))
     )
 }
 
@@ -616,6 +788,7 @@ mod tests {
             learning: false,
             capacity: 16,
             expiry: 0,
+            epoch: Some(0),
         }
     }
 

@@ -45,8 +45,8 @@ fn call(
     holding: u64,
 ) -> Answer {
     let tag = format!("{{sidejob:fleet:{budget}}}");
-    type Reply = (String, u64, u64, u64, u64, u64, i64, u64);
-    let (status, grant, target, _, _, _, _, _): Reply = redis::Script::new(SCRIPT)
+    type Reply = (String, u64, u64, u64, u64, u64, i64, u64, String);
+    let (status, grant, target, _, _, _, _, _, _): Reply = redis::Script::new(SCRIPT)
         .key(format!("{tag}:meta"))
         .key(format!("{tag}:nodes"))
         .key(format!("{tag}:expiry"))

@@ -11,6 +11,7 @@ mod example;
 mod fair_share;
 mod faults;
 mod paused_node;
+mod quiet;
 mod resize;
 mod resize_unanswered;
 mod script_faults;

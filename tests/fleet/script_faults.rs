@@ -74,9 +74,9 @@ impl Budget {
             .arg(seen)
             .arg(since);
         let sent = Instant::now();
-        type Answer = (String, u64, u64, u64, u64, u64, i64, u64);
+        type Answer = (String, u64, u64, u64, u64, u64, i64, u64, String);
         match invocation.invoke::<Answer>(&mut self.connection) {
-            Ok((status, grant, target, _, learning, _, expiry, _)) if status == "ok" => {
+            Ok((status, grant, target, _, learning, _, expiry, _, _)) if status == "ok" => {
                 self.seen.insert(node.to_owned(), (expiry, sent, target));
                 Reply::Ok {
                     grant,
