@@ -22,10 +22,10 @@
 //! share of renewals that ran the script, the renewal's p50 and p99 as the
 //! node sees it (sent to answered, Redis's queue and a quiet renewal that
 //! led to the script included), Redis's own `usec_per_call` for the script
-//! (`INFO commandstats`), Redis's time per renewal over every command (the
-//! script's calls and the quiet renewals' transactions), and the share of
-//! one Redis core the budget would take at a 1 s refresh (`nodes ×` that
-//! time per renewal `/ 1 s`).
+//! (`INFO commandstats`), Redis's time per renewal over every command (an
+//! upper bound: a command a script runs counts both in the script's time
+//! and in its own), and the share of one Redis core the budget would take
+//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -237,10 +237,13 @@ impl Budget {
 }
 
 /// Redis's time since the last `CONFIG RESETSTAT` in the commands named
-/// `commands` (`INFO commandstats`): their calls, and their time (µs).
-/// A command run by a script or a transaction counts in it and in its own
-/// line too: the script's and the transaction's lines hold all of it.
-async fn command_time(connection: &mut MultiplexedConnection, commands: &[&str]) -> (f64, f64) {
+/// `commands` (`INFO commandstats`; `None`: every command but this
+/// program's own `INFO` and `CONFIG`): their calls, and their time (µs).
+/// A command a script runs counts in the script's line and in its own.
+async fn command_time(
+    connection: &mut MultiplexedConnection,
+    commands: Option<&[&str]>,
+) -> (f64, f64) {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(connection)
@@ -248,12 +251,19 @@ async fn command_time(connection: &mut MultiplexedConnection, commands: &[&str])
         .expect("INFO answers");
     let (mut calls, mut usec) = (0.0, 0.0);
     for line in info.lines() {
-        let Some(stats) = commands
-            .iter()
-            .find_map(|command| line.strip_prefix(&format!("cmdstat_{command}:")))
+        let Some((command, stats)) = line
+            .strip_prefix("cmdstat_")
+            .and_then(|line| line.split_once(':'))
         else {
             continue;
         };
+        let counted = match commands {
+            Some(commands) => commands.contains(&command),
+            None => !command.starts_with("info") && !command.starts_with("config"),
+        };
+        if !counted {
+            continue;
+        }
         for field in stats.split(',') {
             match field.split_once('=') {
                 Some(("calls", value)) => calls += value.parse::<f64>().unwrap_or(0.0),
@@ -342,14 +352,16 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     let late = answers.iter().filter(|(_, late)| *late).count();
     let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
     took.sort();
-    let (scripts, script_usec) = command_time(&mut control, &["evalsha", "eval"]).await;
-    let (_, quiet_usec) = command_time(&mut control, &["multi", "exec"]).await;
+    let (scripts, script_usec) = command_time(&mut control, Some(&["evalsha", "eval"])).await;
+    // Every command's time, the script's calls counted twice (in the
+    // script's line and their own): an upper bound of Redis's time.
+    let (_, all_usec) = command_time(&mut control, None).await;
     let per_call = if scripts > 0.0 {
         script_usec / scripts
     } else {
         0.0
     };
-    let per_renewal = (script_usec + quiet_usec) / renewals as f64;
+    let per_renewal = all_usec / renewals as f64;
     let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
     let busy = nodes as f64 * per_renewal / (REFRESH_MS as f64 * 1e3) * 100.0;
     println!(

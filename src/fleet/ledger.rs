@@ -83,7 +83,7 @@
 //! place in `expiry`, each node has a lease key, `lease:<node>\0<token>`,
 //! which the script sets to the lease it records. A node whose want did not
 //! move its share, and whose last answer left it settled, renews with one
-//! `MULTI` of plain commands: `PEXPIRE` of its lease key (on the server's
+//! pipeline of plain commands (no transaction: each read stands alone): `PEXPIRE` of its lease key (on the server's
 //! clock, answering 0 if the lease is gone), `PEXPIRETIME` (the new end, the
 //! expiry it sends back next), `SET alive … XX`, and reads of the budget's
 //! figures and its own record; now and then a `ZADD expiry XX GT` with the

@@ -6,7 +6,7 @@
 //! core busy for a third of every second. Most renewals change nothing:
 //! the node wants what it reported, and its grant is its share. Such a
 //! renewal only has to keep the node's lease and learn that nothing moved,
-//! which one `MULTI` of plain commands does (see [`pipeline`]):
+//! which one pipeline of plain commands does (see [`pipeline`]):
 //!
 //! - `PEXPIRE` of the node's lease key, `lease:<node>\0<token>`, which the
 //!   script sets to the lease it records; Redis extends it on its own
@@ -106,9 +106,11 @@ pub(crate) fn pipeline(
     (lease_ms, refresh_ms): (u64, u64),
     hint: Option<i64>,
 ) -> redis::Pipeline {
+    // A plain pipeline, not a transaction: each read stands alone (a
+    // script between them changes only what the next renewal reads), and
+    // the commands are the script's own, so the nodes' ACL needs no more.
     let mut pipe = redis::pipe();
-    pipe.atomic()
-        .cmd("PEXPIRE")
+    pipe.cmd("PEXPIRE")
         .arg(&keys.lease)
         .arg(lease_ms)
         .cmd("PEXPIRETIME")

@@ -15,9 +15,9 @@ async fn a_node_with_the_documented_acl_joins_renews_and_leaves() {
     let server = RedisServer::start();
     // The user of `docs/operations.md`, word for word.
     let acl = "ACL SETUSER fleet on >secret ~{sidejob:fleet:* +evalsha +script|load +time \
-               +type +exists +unlink +del +pexpire +pexpiretime +set +multi +exec +hget +hmget \
-               +hset +hsetnx +hdel +hgetall +hlen +hexists +hincrby +zadd +zrem +zscore +zcard \
-               +zcount +zrank +zrange +zrangebyscore";
+               +type +exists +unlink +del +pexpire +pexpiretime +set +hget +hmget +hset +hsetnx \
+               +hdel +hgetall +hlen +hexists +hincrby +zadd +zrem +zscore +zcard +zcount +zrank \
+               +zrange +zrangebyscore";
     let words: Vec<&str> = acl.split_whitespace().collect();
     server.run(&words);
     let documented = include_str!("../../../docs/operations.md")
