@@ -188,7 +188,7 @@ impl Heard {
             target,
             share,
             epoch,
-            turn: (expiry - lease).div_euclid(lease),
+            turn: expiry.saturating_sub(lease).div_euclid(lease),
             capacity,
         })
     }
@@ -277,9 +277,10 @@ pub(crate) fn decide(
     // The server's clock moved as the node's did since the last call, within
     // the script's own tolerance (`renew.lua`: the record's check).
     let tolerance = refresh.max(500).max(lease / 10);
-    let server = expiry - seen;
+    // (Saturating: every figure read from Redis may be anything.)
+    let server = expiry.saturating_sub(seen);
     let node = i64::try_from(since.as_millis()).unwrap_or(i64::MAX);
-    if (server - node).abs() > tolerance {
+    if server.saturating_sub(node).unsigned_abs() > tolerance.unsigned_abs() {
         return Verdict::Trouble {
             why: "the server's clock stepped",
         };
@@ -293,7 +294,7 @@ pub(crate) fn decide(
     }
     let field = |i: usize| fields.get(i).and_then(Option::as_deref);
     let number = |i: usize| field(i).and_then(|text| text.parse::<i64>().ok());
-    let now = expiry - lease;
+    let now = expiry.saturating_sub(lease);
     let (Some(epoch), Some(learn_until), Some(capacity), Some(wanting), Some(kept)) =
         (number(0), number(1), number(3), number(4), number(5))
     else {
@@ -315,7 +316,7 @@ pub(crate) fn decide(
     if capacity != i64::try_from(heard.capacity).unwrap_or(-1) {
         return script("another capacity");
     }
-    if now - kept >= lease / 2 || now < kept {
+    if now.saturating_sub(kept) >= lease / 2 || now < kept {
         return script("the keys' time to live");
     }
     // A grant above the target (slots the node still holds, to give back
@@ -346,7 +347,7 @@ pub(crate) fn decide(
         return script("leases due");
     }
     if water.version != u64::try_from(version).unwrap_or(u64::MAX)
-        && (now - water.found >= refresh / 2 || now < water.found)
+        && (now.saturating_sub(water.found) >= refresh / 2 || now < water.found)
         && chosen()
     {
         return script("the water level moved");
@@ -366,7 +367,7 @@ pub(crate) fn decide(
         let extra = capacity
             .saturating_sub(water.sum)
             .saturating_sub(level.saturating_mul(capped));
-        let turn = (expiry - lease).div_euclid(lease.max(1));
+        let turn = now.div_euclid(lease.max(1));
         if heard.share != level && !(heard.share == level + 1 && extra > 0) {
             return script("the level moved");
         }
@@ -548,6 +549,34 @@ mod tests {
         let mut room = reply(-1, 63);
         room.4 = Some(waiting.record.clone());
         assert!(script(&room, &waiting));
+    }
+
+    /// Figures read from Redis may be anything (written by hand, bad data):
+    /// none makes the decision overflow; each sends the node to the script.
+    #[test]
+    fn figures_at_their_extremes_send_the_node_to_the_script_without_a_panic() {
+        for extreme in [i64::MIN, i64::MAX] {
+            for field in [1, 5, 7] {
+                let mut odd = reply(-1, 20);
+                odd.3[field] = Some(extreme.to_string());
+                let _ = verdict(&odd, &heard());
+            }
+            let mut odd = reply(-1, 20);
+            odd.3[2] = Some(format!("3 -1 2 6 {extreme}"));
+            let _ = verdict(&odd, &heard());
+            let mut kept = reply(-1, 20);
+            kept.3[5] = Some(extreme.to_string());
+            assert!(matches!(verdict(&kept, &heard()), Verdict::Script { .. }));
+            let mut far = reply(-1, 20);
+            far.1 = extreme;
+            let _ = decide(
+                &far,
+                &heard(),
+                (extreme, Duration::MAX),
+                "tok",
+                (LEASE, REFRESH),
+            );
+        }
     }
 
     #[test]

@@ -479,6 +479,18 @@ impl Shared {
         Some((state.quiet % hint_every == hint_every - 1).then_some(expiry))
     }
 
+    /// Records `call` as one whose effects the node does not know: it
+    /// sends nothing to compare with its next call (as after a lease that
+    /// ran out), and counts no failure (the next call follows at once).
+    fn unknown(&self, call: Call) {
+        let mut state = self.state();
+        if call.number > state.applied {
+            state.applied = call.number;
+            state.seen = None;
+            state.heard = None;
+        }
+    }
+
     /// Applies a quiet renewal's `call`, which renewed the lease to
     /// `expiry` and left the grant `heard` tells.
     fn quietly(
@@ -628,9 +640,13 @@ async fn renew_quietly(shared: &Shared, ledger: &Ledger, want: usize) -> Result<
     let reply = match reply {
         Ok(reply) => reply,
         Err(FleetError::Redis(error)) if error.code().is_some() => {
-            // Redis answered, refusing: the node renews by script, as it
-            // did before the quiet renewal (the call changed nothing the
-            // script does not check), and tries quietly again later.
+            // Redis answered, refusing a command: the node renews by script
+            // now, and tries quietly again later. The commands before the
+            // one refused ran (the lease key may have been extended), so
+            // the node no longer knows the lease end to send back: the
+            // script takes its call as a first one, rather than as writes
+            // lost, which would start a learning lease.
+            shared.unknown(call);
             let renewals = shared.state().renewals;
             shared
                 .quiet_after
