@@ -428,7 +428,10 @@ impl NodeProcess {
 
     fn set_demand(&mut self, demand: usize) {
         self.demand = demand;
-        writeln!(self.stdin, "demand {demand}").expect("the node reads its stdin");
+        // A node that failed to join exits, and is made again (with this
+        // demand) once the driver sees it gone: until then its stdin is
+        // closed, and the demand waits for the new process.
+        let _ = writeln!(self.stdin, "demand {demand}");
     }
 
     fn grant(&self) -> usize {
