@@ -219,7 +219,7 @@ impl Budget {
                 match quiet::decide(&reply, &heard, (seen, since), &token, settings) {
                     quiet::Verdict::Renewed { expiry, water, .. } => {
                         node.seen = Some((expiry, sent));
-                        node.water = water;
+                        node.water = Some(water);
                         node.quiet += 1;
                         return (sent.elapsed(), false);
                     }

@@ -361,9 +361,6 @@ pub(super) struct Answer {
     /// clock): sent back with the next call, so the script can tell a
     /// ledger that lost the write.
     pub(super) expiry: i64,
-    /// The ledger's epoch the grant belongs to (`None`: a record the node
-    /// could not read back, which no quiet renewal then trusts).
-    pub(super) epoch: Option<u64>,
 }
 
 /// How a call of the script treats the capacity it is given.
@@ -425,15 +422,11 @@ impl std::fmt::Debug for Ledger {
 }
 
 impl Ledger {
-    /// What a quiet renewal checks, from `answer` to a call that reported
-    /// `want`; `None` if the answer's record could not be read.
-    pub(super) fn heard(&self, answer: &Answer, want: usize) -> Option<Heard> {
+    /// What a quiet renewal checks, from `answer`, with the `record` the
+    /// script wrote, to a call that reported `want`; `None` if the record
+    /// could not be read.
+    pub(super) fn heard(&self, answer: &Answer, record: String, want: usize) -> Option<Heard> {
         let size = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-        let epoch = answer.epoch?;
-        let record = format!(
-            "{want} {} {} {} {epoch}",
-            answer.grant, answer.expiry, self.token
-        );
         Heard::new(
             record,
             size(want),
@@ -547,14 +540,15 @@ impl Session<'_> {
     }
 
     /// Renews (or joins, or resizes): one script call, loaded once and
-    /// loaded again by redis-rs when Redis answers `NOSCRIPT`.
+    /// loaded again by redis-rs when Redis answers `NOSCRIPT`; the answer,
+    /// and the node's record as the script wrote it.
     pub(super) async fn renew(
         &mut self,
         mode: Mode,
         capacity: usize,
         (want, holding): (usize, usize),
         seen: Option<Seen>,
-    ) -> Result<Answer, FleetError> {
+    ) -> Result<(Answer, String), FleetError> {
         type Reply = (String, u64, u64, u64, u64, u64, i64, u64, String);
         let (status, grant, target, nodes, learning, known, expiry, share, record): Reply = self
             .call(mode.as_str(), capacity, (want, holding), seen)
@@ -591,19 +585,18 @@ impl Session<'_> {
                     ledger.node
                 ),
             )),
-            _ => Ok(Answer {
-                grant: size(grant),
-                target: size(target),
-                share: size(share),
-                nodes: size(nodes),
-                learning: learning != 0,
-                capacity: size(known),
-                expiry,
-                epoch: record
-                    .rsplit(' ')
-                    .next()
-                    .and_then(|epoch| epoch.parse().ok()),
-            }),
+            _ => Ok((
+                Answer {
+                    grant: size(grant),
+                    target: size(target),
+                    share: size(share),
+                    nodes: size(nodes),
+                    learning: learning != 0,
+                    capacity: size(known),
+                    expiry,
+                },
+                record,
+            )),
         }
     }
 

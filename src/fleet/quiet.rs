@@ -42,7 +42,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
 
-/// The quiet renewal's fields of `meta`, in the order [`Reading`] reads
+/// The quiet renewal's fields of `meta`, in the order [`decide`] reads
 /// them.
 const FIELDS: [&str; 11] = [
     "epoch",
@@ -221,8 +221,8 @@ impl Water {
 
     /// Whether a want moving from `from` to `to` moves the node's share
     /// at this level: not while it stays above the level's reach.
-    pub(crate) fn moves(level: Option<Water>, from: u64, to: u64) -> bool {
-        match level {
+    pub(crate) fn moves(water: Option<Water>, from: u64, to: u64) -> bool {
+        match water {
             Some(water) if water.level >= 0 => {
                 let reach = water.level.unsigned_abs() + 1;
                 from.min(reach) != to.min(reach)
@@ -240,7 +240,7 @@ pub(crate) enum Verdict {
     Renewed {
         expiry: i64,
         nodes: u64,
-        water: Option<Water>,
+        water: Water,
     },
     /// Something moved that the script must see: the node renews by script
     /// now, after applying this renewal (its lease ends at `expiry`).
@@ -378,7 +378,7 @@ pub(crate) fn decide(
     Verdict::Renewed {
         expiry: *expiry,
         nodes: u64::try_from(nodes).unwrap_or(0),
-        water: Some(water),
+        water,
     }
 }
 

@@ -70,8 +70,8 @@ pub(super) struct Shared {
     /// The number the next call takes, in send order.
     calls: AtomicU64,
     /// Quiet renewals are off until the node has renewed this many times:
-    /// Redis refused one (an ACL without its commands, a Redis without
-    /// `PEXPIRETIME`), so the node renews by script meanwhile.
+    /// Redis answered one with an error (a key of the wrong type,
+    /// `READONLY`), so the node renews by script meanwhile.
     quiet_after: AtomicU64,
 }
 
@@ -511,7 +511,6 @@ impl Shared {
             learning: false,
             capacity: size(heard.capacity),
             expiry,
-            epoch: Some(heard.epoch),
         };
         self.answered_with(call, Some(answer), want, Hearing::Quiet(water));
     }
@@ -590,19 +589,25 @@ pub(super) async fn call(
         .session
         .renew(mode, capacity, (want, holding), seen)
         .await;
-    if let Some(call) = in_flight.call.take() {
-        match &answer {
-            Err(FleetError::Setting {
-                setting: "node", ..
-            }) => shared.refused(call),
-            Ok(got) => {
-                let heard = ledger.heard(got, want);
-                shared.answered_with(call, Some(*got), want, Hearing::Script(heard));
+    let Some(call) = in_flight.call.take() else {
+        return answer.map(|(answer, _)| answer);
+    };
+    match answer {
+        Err(error) => {
+            match error {
+                FleetError::Setting {
+                    setting: "node", ..
+                } => shared.refused(call),
+                _ => shared.answered(call, None, want),
             }
-            Err(_) => shared.answered(call, None, want),
+            Err(error)
+        }
+        Ok((answer, record)) => {
+            let heard = ledger.heard(&answer, record, want);
+            shared.answered_with(call, Some(answer), want, Hearing::Script(heard));
+            Ok(answer)
         }
     }
-    answer
 }
 
 /// A quiet renewal (see [`quiet`]), when the node may make one; whether it
@@ -670,7 +675,7 @@ async fn renew_quietly(shared: &Shared, ledger: &Ledger, want: usize) -> Result<
             nodes,
             water,
         } => {
-            shared.quietly(call, &heard, expiry, Some(nodes), water, want);
+            shared.quietly(call, &heard, expiry, Some(nodes), Some(water), want);
             Ok(true)
         }
         Verdict::Script { expiry, .. } => {
@@ -804,7 +809,6 @@ mod tests {
             learning: false,
             capacity: 16,
             expiry: 0,
-            epoch: Some(0),
         }
     }
 

@@ -355,3 +355,17 @@ fn a_level_kept_that_does_not_parse_is_found_again() {
         }
     }
 }
+
+#[test]
+fn a_due_past_any_lease_written_by_hand_does_not_stop_the_purge() {
+    let server = RedisServer::start();
+    let mut budget = Budget::new(&server, "due", 12);
+    budget.renew_for(&["a", "b"], Duration::from_millis(LEASE_MS + 600));
+    // No lease ends this late: the next call's own lease brings `due` back
+    // (it is at most each lease written), so the look at the leases due is
+    // not put off, and `b`, which stops renewing, is forgotten.
+    server.run(&["HSET", &budget.key("meta"), "due", "99999999999999999"]);
+    budget.renew_for(&["a"], Duration::from_millis(LEASE_MS * 2));
+    let names: Vec<String> = budget.grants().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names, ["a"], "b's lease ran out and it was never forgotten");
+}
