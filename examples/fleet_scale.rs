@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release --features redis --example fleet_scale
 //! cargo run --release --features redis --example fleet_scale -- --sizes 10,100 --renewals 500
+//! cargo run --release --features redis --example fleet_scale -- --slots 16 --noise 2 --churn 0
 //! ```
 //!
 //! For each fleet size it joins every node (64 calls in flight, as nodes
@@ -14,11 +15,18 @@
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
 //! them: a share of the renewals (`--churn`, 20% by default) come from
 //! nodes whose want moved (drawn afresh each round), so the fair share is
-//! recomputed under a changing demand. Each node renews as `sidejob::fleet`'s
+//! recomputed under a changing demand. `--slots` sets the budget per node
+//! (8 by default, where wants drawn from 0 to 16 bind about half the time;
+//! at 16 they never do), and `--noise` moves every node's demand at every
+//! renewal by up to that many slots either way, as a node's peak usage
+//! moves under real traffic. Each node renews as `sidejob::fleet`'s
 //! renewal task does (`src/fleet/quiet.rs`, included here): quietly, with
 //! plain commands, while its share stands, and by script when its want
 //! moved its share or the quiet renewal finds something moved; each call
-//! carries the expiry and time since its node's last answer. It prints the
+//! carries the expiry and time since its node's last answer. A node reports
+//! the want `quiet::Water::reported` gives (a want that fell is kept while
+//! no want is capped); `--lower-at-once` reports every want as it is, as
+//! nodes did before, to compare. It prints the
 //! share of renewals that ran the script, the renewal's p50 and p99 as the
 //! node sees it (sent to answered, Redis's queue and a quiet renewal that
 //! led to the script included), Redis's own `usec_per_call` for the script
@@ -85,11 +93,28 @@ struct Args {
     /// lease, instead of after a lease of untimed renewals.
     #[arg(long)]
     no_warm_up: bool,
+    /// Nodes report every want that fell at once, as before
+    /// `quiet::Water::reported`, to compare.
+    #[arg(long)]
+    lower_at_once: bool,
+    /// The budget's slots per node. Wants are drawn around 8 (0 to 16):
+    /// at 8 the budget binds about half the time; at 16 it never does.
+    #[arg(long, default_value_t = SLOTS_PER_NODE)]
+    slots: u64,
+    /// Noise on every node's demand at every renewal, as a node's peak
+    /// usage over half a refresh moves under real traffic: its drawn want
+    /// plus or minus up to this many slots.
+    #[arg(long, default_value_t = 0)]
+    noise: u64,
 }
 
 /// One simulated node's view of its last answer.
 #[derive(Clone, Default)]
 struct Node {
+    /// Its drawn want, what it wants now (that, with noise), and what it
+    /// reports (`quiet::Water::reported`).
+    base: u64,
+    demand: u64,
     want: u64,
     holding: u64,
     /// The expiry its last answer carried, and when it sent that call.
@@ -197,15 +222,24 @@ impl Budget {
     /// One renewal of node `index` as its renewal task makes it: quiet if
     /// it may be, by script if it may not or the quiet one says so; the
     /// time from sending to the last answer, and whether it came too late.
+    /// The want it reports is `quiet::Water::reported`'s for its demand
+    /// (its demand itself with `lower_at_once`); holding more, it lowers
+    /// what it holds first (`renewal.rs`'s `give_back`).
     async fn renew(
         &self,
         connection: &mut MultiplexedConnection,
         index: usize,
         node: &mut Node,
+        lower_at_once: bool,
     ) -> (Duration, bool) {
+        let reported = |node: &Node, reported: u64| match lower_at_once {
+            true => node.demand,
+            false => quiet::Water::reported(node.water, reported, node.demand),
+        };
         let sent = Instant::now();
         if let (Some(heard), Some((seen, at))) = (node.heard.clone(), node.seen) {
-            if !quiet::Water::moves(node.water, heard.want, node.want) {
+            let want = reported(node, heard.want);
+            if node.water.is_none() || !quiet::Water::moves(node.water, heard.want, want) {
                 let settings = (self.lease_ms, REFRESH_MS);
                 let every = quiet::hint_every(self.lease_ms, REFRESH_MS);
                 let hint = (node.quiet % every == every - 1).then_some(seen);
@@ -221,16 +255,25 @@ impl Budget {
                         node.seen = Some((expiry, sent));
                         node.water = Some(water);
                         node.quiet += 1;
-                        return (sent.elapsed(), false);
+                        let want = reported(node, heard.want);
+                        if !quiet::Water::moves(node.water, heard.want, want) {
+                            return (sent.elapsed(), false);
+                        }
                     }
-                    quiet::Verdict::Script { expiry, .. } => {
+                    quiet::Verdict::Script { expiry, water, .. } => {
                         node.seen = Some((expiry, sent));
+                        node.water = water;
                         node.quiet += 1;
                     }
                     quiet::Verdict::Trouble { why } => panic!("node-{index}: {why}"),
                 }
             }
         }
+        node.want = match &node.heard {
+            Some(heard) => reported(node, heard.want),
+            None => node.demand,
+        };
+        node.holding = node.holding.min(node.want);
         let (_, late) = self.call(connection, index, node, "renew").await;
         (sent.elapsed(), late)
     }
@@ -294,15 +337,18 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .expect("FLUSHALL");
     let budget = Arc::new(Budget::new(
         &format!("scale-{nodes}"),
-        SLOTS_PER_NODE * nodes as u64,
+        args.slots * nodes as u64,
         args,
     ));
     let mut draw = Draw(0x9E37_79B9_7F4A_7C15 ^ nodes as u64);
     let states: Arc<Vec<Mutex<Node>>> = Arc::new(
         (0..nodes)
             .map(|_| {
+                let want = draw.next() % (2 * SLOTS_PER_NODE + 1);
                 Mutex::new(Node {
-                    want: draw.next() % (2 * SLOTS_PER_NODE + 1),
+                    base: want,
+                    demand: want,
+                    want,
                     ..Node::default()
                 })
             })
@@ -389,6 +435,8 @@ async fn round(
         let (budget, states) = (Arc::clone(budget), Arc::clone(states));
         let mut connection = control.clone();
         let churn = args.churn;
+        let lowers_at_once = args.lower_at_once;
+        let noise = args.noise;
         round.spawn(async move {
             // Drawn afresh each round: the wants move every round.
             let mut draw = Draw(0xD1B5_4A32_D192_ED03 ^ (worker as u64 + 1) ^ (number << 32));
@@ -402,12 +450,14 @@ async fn round(
                 let index = (call * 7919) % nodes;
                 let mut node = states[index].lock().await;
                 if draw.next() % 100 < churn {
-                    node.want = draw.next() % (2 * SLOTS_PER_NODE + 1);
-                    // A node wanting less than it holds lowers its capacity
-                    // first (`renewal.rs`'s `give_back`).
-                    node.holding = node.holding.min(node.want);
+                    node.base = draw.next() % (2 * SLOTS_PER_NODE + 1);
                 }
-                took.push(budget.renew(&mut connection, index, &mut node).await);
+                node.demand = (node.base + draw.next() % (2 * noise + 1)).saturating_sub(noise);
+                took.push(
+                    budget
+                        .renew(&mut connection, index, &mut node, lowers_at_once)
+                        .await,
+                );
             }
             took
         });
@@ -421,8 +471,8 @@ async fn main() {
     let server = redis_server::RedisServer::start();
     println!(
         "redis-server on 127.0.0.1:{}; lease {} ms, refresh {REFRESH_MS} ms, \
-         {SLOTS_PER_NODE} slots per node",
-        server.port, args.lease_ms
+         {} slots per node, churn {}%, noise {}",
+        server.port, args.lease_ms, args.slots, args.churn, args.noise
     );
     println!(
         " nodes |    joined | renewals |  late | scripted | p50 (us) | p99 (us) | usec_per_call | per renewal | redis busy"

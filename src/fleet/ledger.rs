@@ -154,9 +154,19 @@
 //! its peak usage. Refusing, it wants the load it was offered, by Little's
 //! law: what it held times offered over admitted (a node refusing as many
 //! requests as it admits wants twice what it holds). Never less than the
-//! floor set, never more than the budget. Just before renewing, a node that
-//! wants less than its grant lowers its capacity to its want, so the slots it
-//! no longer uses go back with that very renewal, not one later.
+//! floor set, never more than the budget.
+//!
+//! **What a node reports** (`Water::reported` in `src/fleet/quiet.rs`). Its
+//! want, but while the water level it last read caps no want (every want
+//! fits the budget), a want that fell is not reported: no node waits for
+//! the slots it would free, and a peak usage moves at nearly every renewal
+//! under real traffic, which would send every renewal to the script. The
+//! node keeps its grant and renews quietly. Once some want rises past what
+//! the budget holds, the level caps it; the node reads that at its next
+//! quiet renewal and reports its want as it is from then on, one refresh
+//! later than before. Just before a renewal by script, a node that reports
+//! less than its grant lowers its capacity to that want, so the slots it no
+//! longer uses go back with that very renewal, not one later.
 //!
 //! **How fast shares follow demand.** A change of demand fills the half
 //! refresh a node looks at, then one renewal of the node that shrinks frees

@@ -22,9 +22,14 @@
 //! refresh: the peak of its usage; if it refused requests, the load it was
 //! offered by Little's law (what it held times the requests offered over
 //! those admitted); the floor set with [`FleetBuilder::floor`] when idle;
-//! never more than the budget. Just before a renewal, a node that wants
-//! less than its grant lowers its capacity to what it wants, so the slots
-//! it no longer uses go back to the ledger with that very renewal.
+//! never more than the budget. While no node's want is capped (every want
+//! fits the budget), a want that fell is not reported: the node keeps its
+//! grant, and renews without the script, since no node waits for those
+//! slots and a peak usage moves at nearly every renewal under real
+//! traffic. Once some want no longer fits, the node reports its want as it
+//! is (at its next renewal): just before it, a node that wants less than
+//! its grant lowers its capacity to what it wants, so the slots it no
+//! longer uses go back to the ledger with that very renewal.
 //!
 //! # What it promises
 //!

@@ -230,6 +230,23 @@ impl Water {
             _ => from != to,
         }
     }
+
+    /// The want a node reports, now wanting `want`, having last reported
+    /// `reported`: `want`, but while the level last read caps no want
+    /// (every want fits the budget) a want that fell is not reported: no
+    /// node waits for the slots it would free, so the node keeps its
+    /// grant and renews quietly. A node's demand is its peak over half a
+    /// refresh, which moves at nearly every renewal under real traffic;
+    /// reported, each move would cost Redis a script call. Once a want
+    /// rises past what the budget holds, the level caps some, the node
+    /// reads it at its next quiet renewal, and from then on reports its
+    /// want as it is (the slots it frees go to the capped).
+    pub(crate) fn reported(water: Option<Water>, reported: u64, want: u64) -> u64 {
+        match water {
+            Some(water) if water.level < 0 && want < reported => reported,
+            _ => want,
+        }
+    }
 }
 
 /// What a quiet renewal found.
@@ -243,8 +260,13 @@ pub(crate) enum Verdict {
         water: Water,
     },
     /// Something moved that the script must see: the node renews by script
-    /// now, after applying this renewal (its lease ends at `expiry`).
-    Script { expiry: i64, why: &'static str },
+    /// now, after applying this renewal (its lease ends at `expiry`; the
+    /// water level, if it could be read, is `water`).
+    Script {
+        expiry: i64,
+        why: &'static str,
+        water: Option<Water>,
+    },
     /// The ledger is not what the node last heard (writes lost, the lease
     /// gone, the server's clock stepped): the node renews by script now
     /// with what it knew before, so the script sees it.
@@ -285,14 +307,16 @@ pub(crate) fn decide(
             why: "the server's clock stepped",
         };
     }
+    let field = |i: usize| fields.get(i).and_then(Option::as_deref);
+    let water = field(2).and_then(Water::parse);
     let script = |why| Verdict::Script {
         expiry: *expiry,
         why,
+        water,
     };
     if alive.is_none() {
         return script("no call for a while");
     }
-    let field = |i: usize| fields.get(i).and_then(Option::as_deref);
     let number = |i: usize| field(i).and_then(|text| text.parse::<i64>().ok());
     let now = expiry.saturating_sub(lease);
     let (Some(epoch), Some(learn_until), Some(capacity), Some(wanting), Some(kept)) =
@@ -330,7 +354,7 @@ pub(crate) fn decide(
     if heard.grant != heard.target || (heard.target != heard.share && room) {
         return script("the grant is not the share");
     }
-    let Some(water) = field(2).and_then(Water::parse) else {
+    let Some(water) = water else {
         return script("no water level");
     };
     // Leases due to purge, or a water level to find again: a few nodes
@@ -577,6 +601,20 @@ mod tests {
                 (LEASE, REFRESH),
             );
         }
+    }
+
+    #[test]
+    fn a_want_that_fell_is_kept_only_while_no_want_is_capped() {
+        let uncapped = Water::parse("1 -1 0 0 0");
+        let capped = Water::parse("1 5 0 0 0");
+        assert_eq!(Water::reported(uncapped, 9, 4), 9, "no node waits for it");
+        assert_eq!(Water::reported(uncapped, 9, 12), 12, "a rise is reported");
+        assert_eq!(Water::reported(uncapped, 9, 9), 9);
+        assert_eq!(Water::reported(capped, 9, 4), 4, "the capped wait for it");
+        assert_eq!(Water::reported(None, 9, 4), 4, "no level known");
+        // Kept, it moves nothing: the renewal stays quiet.
+        let kept = Water::reported(uncapped, 9, 4);
+        assert!(!Water::moves(uncapped, 9, kept));
     }
 
     #[test]

@@ -461,11 +461,14 @@ impl Shared {
         }
     }
 
-    /// Whether a renewal wanting `want` may be quiet: the node knows what
-    /// the ledger holds for it, and its want moved its share no more than
-    /// the level lets it; if so, the lease end to raise its place in
-    /// `expiry` to, every `hint_every` quiet renewals.
-    fn quiet_ready(&self, want: usize, hint_every: u64) -> Option<Option<i64>> {
+    /// Whether a renewal of a node that wants `demand` may be quiet: the
+    /// node knows what the ledger holds for it, and the want it would
+    /// report ([`Water::reported`]) moves its share no more than the level
+    /// last read lets it, or no level is known yet (the quiet renewal reads
+    /// it); if so, the lease end to raise its place in `expiry` to, every
+    /// `hint_every` quiet renewals.
+    fn quiet_ready(&self, demand: usize, hint_every: u64) -> Option<Option<i64>> {
+        let want = self.reported(demand);
         let state = self.state();
         if state.renewals < self.quiet_after.load(Ordering::Relaxed) {
             return None;
@@ -473,10 +476,28 @@ impl Shared {
         let heard = state.heard.as_ref()?;
         let (expiry, _) = state.seen?;
         let want = u64::try_from(want).unwrap_or(u64::MAX);
-        if state.at_floor || Water::moves(state.water, heard.want, want) {
+        if state.at_floor || (state.water.is_some() && Water::moves(state.water, heard.want, want))
+        {
             return None;
         }
         Some((state.quiet % hint_every == hint_every - 1).then_some(expiry))
+    }
+
+    /// The want a renewal of a node that wants `demand` reports, by the
+    /// water level it last read ([`Water::reported`]); a node that left
+    /// or was dropped, draining, reports what it holds as it is, so the
+    /// others get the slots it frees at once.
+    fn reported(&self, demand: usize) -> usize {
+        let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = self.state();
+        match &state.heard {
+            Some(heard) if !state.at_floor && !*stopped => {
+                let demand = u64::try_from(demand).unwrap_or(u64::MAX);
+                let want = Water::reported(state.water, heard.want, demand);
+                usize::try_from(want).unwrap_or(usize::MAX)
+            }
+            _ => demand,
+        }
     }
 
     /// Records `call` as one whose effects the node does not know: it
@@ -618,11 +639,17 @@ pub(super) async fn call(
 /// # Cancel safety
 ///
 /// As [`call`]'s.
-async fn renew_quietly(shared: &Shared, ledger: &Ledger, want: usize) -> Result<bool, FleetError> {
+async fn renew_quietly(
+    shared: &Shared,
+    ledger: &Ledger,
+    demand: usize,
+) -> Result<bool, FleetError> {
     let (token, settings) = ledger.quiet_settings();
-    let Some(hint) = shared.quiet_ready(want, quiet::hint_every(settings.0, settings.1)) else {
+    let Some(hint) = shared.quiet_ready(demand, quiet::hint_every(settings.0, settings.1)) else {
         return Ok(false);
     };
+    // What it reports meanwhile (a quiet renewal reports nothing new).
+    let want = shared.reported(demand);
     let session = ledger.session().await;
     if shared.expired() {
         shared.fall_to_floor();
@@ -676,10 +703,13 @@ async fn renew_quietly(shared: &Shared, ledger: &Ledger, want: usize) -> Result<
             water,
         } => {
             shared.quietly(call, &heard, expiry, Some(nodes), Some(water), want);
-            Ok(true)
+            // Nothing moved but, perhaps, the want, judged now at the level
+            // just read (the one known before may have been none, or old).
+            let want = u64::try_from(shared.reported(demand)).unwrap_or(u64::MAX);
+            Ok(!Water::moves(Some(water), heard.want, want))
         }
-        Verdict::Script { expiry, .. } => {
-            shared.quietly(call, &heard, expiry, None, None, want);
+        Verdict::Script { expiry, water, .. } => {
+            shared.quietly(call, &heard, expiry, None, water, want);
             Ok(false)
         }
         Verdict::Trouble { .. } => Ok(false),
@@ -707,13 +737,18 @@ impl Drop for InFlight<'_> {
 /// one, before it tries quietly again.
 const QUIET_PAUSE: u64 = 64;
 
-/// One renewal, given up after a refresh; whether it got an answer. (A
-/// node refused its name renews on at its idle floor: see [`call`].)
-async fn renew(shared: &Shared, ledger: &Ledger, want: usize) -> bool {
+/// One renewal of a node that wants `demand`, given up after a refresh;
+/// whether it got an answer. (A node refused its name renews on at its
+/// idle floor: see [`call`].) Quiet if it may be; by script otherwise,
+/// reporting the want [`Water::reported`] gives at the level last read,
+/// after lowering its capacity to that want if it holds more.
+async fn renew(shared: &Shared, ledger: &Ledger, demand: usize) -> bool {
     let renewal = async {
-        if renew_quietly(shared, ledger, want).await? {
+        if renew_quietly(shared, ledger, demand).await? {
             return Ok(());
         }
+        let want = shared.reported(demand);
+        shared.give_back(want);
         let budget = shared.budget.load(Ordering::Relaxed);
         call(shared, ledger, Mode::Renew, budget, want)
             .await
@@ -751,7 +786,6 @@ pub(super) async fn run(shared: Arc<Shared>, ledger: Ledger) {
         let budget = shared.budget.load(Ordering::Relaxed);
         let grant = shared.grant.load(Ordering::Relaxed);
         let wants = demand.want(&shared.resource, grant, shared.idle_floor(), budget);
-        shared.give_back(wants);
         if !renew(&shared, &ledger, wants).await && shared.expired() {
             shared.fall_to_floor();
         }

@@ -18,7 +18,9 @@ use std::time::Duration;
 pub struct FleetStats {
     /// The slots this node may hold now: its resource's capacity.
     pub grant: usize,
-    /// What it asked for at its last renewal.
+    /// What it asked for at its last renewal: its demand, or, while no
+    /// node's want is capped, the larger want it reported before (see
+    /// [the fleet's docs](super#what-a-node-wants)).
     pub wants: usize,
     /// The nodes holding a lease at its last renewal, itself included.
     pub nodes: usize,

@@ -5,12 +5,14 @@
 //! `redis-server`; the sleeps are refreshes and leases passing.
 #![cfg(feature = "redis")]
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sidejob::fleet::Fleet;
 use sidejob::Resource;
 
+use crate::support::fleet_load::Load;
 use crate::support::redis_server::{join, RedisServer, LEASE, REFRESH};
 
 /// The script's calls so far (`EVALSHA`, and the `EVAL` redis-rs falls
@@ -184,4 +186,49 @@ async fn a_quiet_renewal_redis_answers_with_an_error_is_followed_by_the_script()
         assert!(!stats.at_floor, "{stats:?}");
     }
     drop(fleets);
+}
+
+/// Waits up to `bound` for `done`, naming `what` if it never is.
+async fn until(bound: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let began = Instant::now();
+    while !done() {
+        assert!(began.elapsed() < bound, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_want_that_fell_is_kept_while_none_is_capped_and_given_back_once_one_is() {
+    let server = RedisServer::start();
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (a, b) = (Arc::new(Resource::new(8)), Arc::new(Resource::new(8)));
+    let fleet_a = join(&server, "kept", 16, "a", &a).await;
+    let fleet_b = join(&server, "kept", 16, "b", &b).await;
+    // `a` holds 8 of the budget's 16: no want is capped.
+    let load = Load::holding(&a, 8, &in_flight, &most);
+    until(LEASE * 2 + REFRESH * 10, "a never held 8", || {
+        a.usage() == 8 && fleet_a.stats().wants == 8 && !learning(&server, "kept")
+    })
+    .await;
+    // Its demand falls to nothing. No node waits for the slots it would
+    // free: it reports its want as it was, keeps its grant, and renews on.
+    load.stop();
+    let renewed = fleet_a.stats().renewals;
+    tokio::time::sleep(REFRESH * 5).await;
+    let stats = fleet_a.stats();
+    assert!(stats.renewals >= renewed + 3, "{stats:?}");
+    assert_eq!((stats.wants, stats.grant), (8, 8), "{stats:?}");
+    // `b` now wants more than the 8 left: the level caps it, `a` reads that
+    // at its next renewal and reports what it wants now, and `b` gets the
+    // slots `a` held.
+    let (b_in_flight, b_most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let load = Load::holding(&b, 14, &b_in_flight, &b_most);
+    until(REFRESH * 12, "b never got the slots a kept", || {
+        b.usage() == 14
+    })
+    .await;
+    assert_eq!(fleet_a.stats().wants, 0, "{:?}", fleet_a.stats());
+    assert!(a.capacity() + b.capacity() <= 16);
+    load.stop();
+    drop((fleet_a, fleet_b));
 }
