@@ -24,7 +24,8 @@
 //! those admitted); the floor set with [`FleetBuilder::floor`] when idle;
 //! never more than the budget. While no node's want is capped (every want
 //! fits the budget), a want that fell is not reported: the node keeps its
-//! grant, and renews without the script, since no node waits for those
+//! slots in the ledger (its own capacity follows what it wants), and
+//! renews without the script, since no node waits for those
 //! slots and a peak usage moves at nearly every renewal under real
 //! traffic. Once some want no longer fits, the node reports its want as it
 //! is (at its next renewal): just before it, a node that wants less than

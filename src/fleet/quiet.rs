@@ -234,8 +234,8 @@ impl Water {
     /// The want a node reports, now wanting `want`, having last reported
     /// `reported`: `want`, but while the level last read caps no want
     /// (every want fits the budget) a want that fell is not reported: no
-    /// node waits for the slots it would free, so the node keeps its
-    /// grant and renews quietly. A node's demand is its peak over half a
+    /// node waits for the slots it would free, so the node keeps them in
+    /// the ledger and renews quietly (its own capacity follows its want). A node's demand is its peak over half a
     /// refresh, which moves at nearly every renewal under real traffic;
     /// reported, each move would cost Redis a script call. Once a want
     /// rises past what the budget holds, the level caps some, the node

@@ -99,6 +99,11 @@ pub(super) struct State {
     heard: Option<Heard>,
     /// The water level the last quiet renewal read.
     water: Option<Water>,
+    /// What the node wanted at its last renewal, which its resource's
+    /// capacity follows while it reports a larger want it kept
+    /// ([`Water::reported`]): the slots stay its own in the ledger, but
+    /// it admits no more than it wants, as if it had reported that.
+    demand: usize,
     /// Quiet renewals since the last script call.
     quiet: u64,
 }
@@ -107,8 +112,11 @@ pub(super) struct State {
 enum Hearing {
     /// The script, which told this.
     Script(Option<Heard>),
-    /// A quiet renewal (the grant unchanged), which read this water level.
-    Quiet(Option<Water>),
+    /// A quiet renewal (the grant unchanged), which read this water level;
+    /// `settled` unless it found something moved that the script must see
+    /// (the node calls it next): the grant it heard may then be stale (a
+    /// budget resized down), so the node's capacity is not raised to it.
+    Quiet { water: Option<Water>, settled: bool },
 }
 
 /// One call of the script as the node sent it.
@@ -178,6 +186,7 @@ impl Shared {
                 seen: None,
                 heard: None,
                 water: None,
+                demand: usize::MAX,
                 quiet: 0,
             }),
             on_grant: Mutex::new(Vec::new()),
@@ -276,12 +285,13 @@ impl Shared {
             Renewed::Quietly
         };
         state.seen = Some((answer.expiry, call.sent));
+        let unsettled = matches!(hearing, Hearing::Quiet { settled: false, .. });
         match hearing {
             Hearing::Script(heard) => {
                 state.heard = heard;
                 state.quiet = 0;
             }
-            Hearing::Quiet(water) => {
+            Hearing::Quiet { water, .. } => {
                 state.water = water;
                 state.quiet += 1;
             }
@@ -297,12 +307,19 @@ impl Shared {
         state.wants = wants;
         state.deadline = deadline;
         state.at_floor = false;
+        // Its target, or what it wants if less: a target larger than its
+        // demand is a want it kept (see `State::demand`). Never more than
+        // it has before a script call that a quiet renewal found due.
+        let mut grant = answer.target.min(state.demand);
+        if unsettled {
+            grant = grant.min(self.grant.load(Ordering::Relaxed));
+        }
         drop(state);
         let floor = self.cut_off_floor(answer.capacity, answer.nodes);
         // Checked at join: the grant and the floor are at most the budget,
         // at most 2^24 - 1.
-        self.set_capacity_with(|lease| lease.set_until(answer.target, deadline, floor));
-        self.tell(answer.target);
+        self.set_capacity_with(|lease| lease.set_until(grant, deadline, floor));
+        self.tell(grant);
         drop(stopped);
         told
     }
@@ -487,11 +504,14 @@ impl Shared {
     /// water level it last read ([`Water::reported`]); a node that left
     /// or was dropped, draining, reports what it holds as it is, so the
     /// others get the slots it frees at once.
+    /// While quiet renewals are off (Redis refused one), the node reads no
+    /// level, so it keeps no want either.
     fn reported(&self, demand: usize) -> usize {
         let stopped = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         let state = self.state();
+        let quiet = state.renewals >= self.quiet_after.load(Ordering::Relaxed);
         match &state.heard {
-            Some(heard) if !state.at_floor && !*stopped => {
+            Some(heard) if quiet && !state.at_floor && !*stopped => {
                 let demand = u64::try_from(demand).unwrap_or(u64::MAX);
                 let want = Water::reported(state.water, heard.want, demand);
                 usize::try_from(want).unwrap_or(usize::MAX)
@@ -513,7 +533,9 @@ impl Shared {
     }
 
     /// Applies a quiet renewal's `call`, which renewed the lease to
-    /// `expiry` and left the grant `heard` tells.
+    /// `expiry` and left the grant `heard` tells: settled when it read the
+    /// budget's `nodes` (nothing moved the script must see), otherwise the
+    /// script follows and the node's capacity is not raised meanwhile.
     fn quietly(
         &self,
         call: Call,
@@ -533,7 +555,8 @@ impl Shared {
             capacity: size(heard.capacity),
             expiry,
         };
-        self.answered_with(call, Some(answer), want, Hearing::Quiet(water));
+        let settled = nodes.is_some();
+        self.answered_with(call, Some(answer), want, Hearing::Quiet { water, settled });
     }
 
     /// How long the grant stays good without a renewal.
@@ -671,7 +694,10 @@ async fn renew_quietly(
     };
     let reply = match reply {
         Ok(reply) => reply,
-        Err(FleetError::Redis(error)) if error.code().is_some() => {
+        // (A pipeline's error replies come back as one error whose `code`
+        // is none when Redis's codes are not ones redis-rs names, such as
+        // `WRONGTYPE` or `OOM`: its server errors tell.)
+        Err(FleetError::Redis(error)) if error.clone().into_server_errors().is_some() => {
             // Redis answered, refusing a command: the node renews by script
             // now, and tries quietly again later. The commands before the
             // one refused ran (the lease key may have been extended), so
@@ -743,6 +769,7 @@ const QUIET_PAUSE: u64 = 64;
 /// reporting the want [`Water::reported`] gives at the level last read,
 /// after lowering its capacity to that want if it holds more.
 async fn renew(shared: &Shared, ledger: &Ledger, demand: usize) -> bool {
+    shared.state().demand = demand;
     let renewal = async {
         if renew_quietly(shared, ledger, demand).await? {
             return Ok(());

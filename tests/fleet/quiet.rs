@@ -154,6 +154,8 @@ async fn a_lease_key_deleted_behind_a_quiet_node_is_set_again_by_script() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_renewal_redis_answers_with_an_error_is_followed_by_the_script() {
+    #[cfg(feature = "tracing")]
+    crate::support::tracing_capture::install();
     let server = RedisServer::start();
     let fleets = settled(&server, "wrongtype", 2).await;
     // The nodes' records replaced by a string: the quiet renewal's `HGET`
@@ -185,6 +187,17 @@ async fn a_quiet_renewal_redis_answers_with_an_error_is_followed_by_the_script()
         assert!(stats.since_renewal < REFRESH * 2, "{stats:?}");
         assert!(!stats.at_floor, "{stats:?}");
     }
+    // Each node told it: Redis refused a quiet renewal (`WRONGTYPE`, which
+    // redis-rs names no code for), so it renews by script for a while.
+    #[cfg(feature = "tracing")]
+    {
+        let events = crate::support::tracing_capture::events_where("budget", "wrongtype");
+        let refused = events
+            .iter()
+            .filter(|event| event.message.contains("refused a quiet renewal"))
+            .count();
+        assert!(refused >= 1, "{events:?}");
+    }
     drop(fleets);
 }
 
@@ -211,13 +224,17 @@ async fn a_want_that_fell_is_kept_while_none_is_capped_and_given_back_once_one_i
     })
     .await;
     // Its demand falls to nothing. No node waits for the slots it would
-    // free: it reports its want as it was, keeps its grant, and renews on.
+    // free: it reports its want as it was, keeps its slots in the ledger,
+    // and renews on; its own capacity follows what it wants.
     load.stop();
     let renewed = fleet_a.stats().renewals;
     tokio::time::sleep(REFRESH * 5).await;
     let stats = fleet_a.stats();
     assert!(stats.renewals >= renewed + 3, "{stats:?}");
-    assert_eq!((stats.wants, stats.grant), (8, 8), "{stats:?}");
+    assert_eq!((stats.wants, stats.grant), (8, 0), "{stats:?}");
+    assert_eq!(a.capacity(), 0);
+    let grants = server.grants("kept");
+    assert!(grants.contains(&("a".to_owned(), 8)), "{grants:?}");
     // `b` now wants more than the 8 left: the level caps it, `a` reads that
     // at its next renewal and reports what it wants now, and `b` gets the
     // slots `a` held.
@@ -230,5 +247,38 @@ async fn a_want_that_fell_is_kept_while_none_is_capped_and_given_back_once_one_i
     assert_eq!(fleet_a.stats().wants, 0, "{:?}", fleet_a.stats());
     assert!(a.capacity() + b.capacity() <= 16);
     load.stop();
+    drop((fleet_a, fleet_b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_keeping_a_want_admits_only_what_it_wants_after_a_resize_down() {
+    let server = RedisServer::start();
+    let (a, b) = (Arc::new(Resource::new(16)), Arc::new(Resource::new(1)));
+    let fleet_a = join(&server, "burst", 16, "a", &a).await;
+    let fleet_b = join(&server, "burst", 16, "b", &b).await;
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let load = Load::holding(&a, 16, &in_flight, &most);
+    until(LEASE * 2 + REFRESH * 10, "a never held 16", || {
+        a.usage() == 16
+    })
+    .await;
+    // `a` goes idle, keeping its want of 16 (no want is capped).
+    load.stop();
+    tokio::time::sleep(REFRESH * 5).await;
+    assert_eq!(fleet_a.stats().wants, 16, "{:?}", fleet_a.stats());
+    // The budget falls to 4 while `a` is between two renewals, and a burst
+    // comes: `a` admits what it wanted (nothing), not the 16 it kept in the
+    // ledger, until its next renewal tells it the budget fell.
+    fleet_b.set_capacity(4).await.expect("the budget resized");
+    let (burst_in_flight, burst_most) =
+        (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let burst = Load::holding(&a, 16, &burst_in_flight, &burst_most);
+    tokio::time::sleep(REFRESH * 4).await;
+    let most = burst_most.load(std::sync::atomic::Ordering::SeqCst);
+    burst.stop();
+    assert!(
+        most <= 4,
+        "a admitted {most} > 4 after the budget fell to 4"
+    );
     drop((fleet_a, fleet_b));
 }
