@@ -161,7 +161,7 @@
 //! fits the budget), a want that fell is not reported: no node waits for
 //! the slots it would free, and a peak usage moves at nearly every renewal
 //! under real traffic, which would send every renewal to the script. The
-//! keeps its want, and its slots, in the ledger and renews quietly, while
+//! node keeps its want, and its slots, in the ledger and renews quietly, while
 //! its own capacity follows what it wants (so it admits no more than it
 //! would have, had it reported its want). Once some want rises past what
 //! the budget holds, the level caps it; the node reads that at its next

@@ -25,9 +25,9 @@
 //! never more than the budget. While no node's want is capped (every want
 //! fits the budget), a want that fell is not reported: the node keeps its
 //! slots in the ledger (its own capacity follows what it wants), and
-//! renews without the script, since no node waits for those
-//! slots and a peak usage moves at nearly every renewal under real
-//! traffic. Once some want no longer fits, the node reports its want as it
+//! renews without the script, since no node waits for those slots and a
+//! peak usage moves at nearly every renewal under real traffic. Once
+//! some want no longer fits, the node reports its want as it
 //! is (at its next renewal): just before it, a node that wants less than
 //! its grant lowers its capacity to what it wants, so the slots it no
 //! longer uses go back to the ledger with that very renewal.

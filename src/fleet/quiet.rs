@@ -235,9 +235,10 @@ impl Water {
     /// `reported`: `want`, but while the level last read caps no want
     /// (every want fits the budget) a want that fell is not reported: no
     /// node waits for the slots it would free, so the node keeps them in
-    /// the ledger and renews quietly (its own capacity follows its want). A node's demand is its peak over half a
-    /// refresh, which moves at nearly every renewal under real traffic;
-    /// reported, each move would cost Redis a script call. Once a want
+    /// the ledger and renews quietly (its own capacity follows its want).
+    /// A node's demand is its peak over half a refresh, which moves at
+    /// nearly every renewal under real traffic; reported, each move would
+    /// cost Redis a script call. Once a want
     /// rises past what the budget holds, the level caps some, the node
     /// reads it at its next quiet renewal, and from then on reports its
     /// want as it is (the slots it frees go to the capped).

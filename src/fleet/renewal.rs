@@ -504,6 +504,7 @@ impl Shared {
     /// water level it last read ([`Water::reported`]); a node that left
     /// or was dropped, draining, reports what it holds as it is, so the
     /// others get the slots it frees at once.
+    ///
     /// While quiet renewals are off (Redis refused one), the node reads no
     /// level, so it keeps no want either.
     fn reported(&self, demand: usize) -> usize {
