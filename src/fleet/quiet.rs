@@ -207,7 +207,7 @@ pub(crate) struct Water {
 }
 
 impl Water {
-    fn parse(text: &str) -> Option<Water> {
+    pub(crate) fn parse(text: &str) -> Option<Water> {
         let mut parts = text.split(' ');
         let water = Water {
             version: parts.next()?.parse().ok()?,

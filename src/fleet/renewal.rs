@@ -858,8 +858,11 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::{lease_end, Shared};
+    use std::sync::atomic::Ordering;
+
+    use super::{lease_end, Hearing, Shared};
     use crate::fleet::ledger::Answer;
+    use crate::fleet::quiet::{Heard, Water};
     use crate::Resource;
 
     fn answer(target: usize) -> Answer {
@@ -950,6 +953,65 @@ mod tests {
         assert_eq!(resource.capacity(), 1);
         assert_eq!(*told.lock().unwrap(), vec![1, 8, 1]);
         assert!(shared.stats().at_floor);
+    }
+
+    /// A node that heard a grant of 8 for a want of 8, at a level that caps
+    /// no want.
+    fn kept_want(resource: &std::sync::Arc<Resource>) -> Shared {
+        let lease = (Duration::from_secs(10), Duration::from_secs(1));
+        let shared = Shared::new(
+            "b".into(),
+            resource.lease_capacity().unwrap(),
+            16,
+            None,
+            lease,
+            8,
+        );
+        let heard = Heard::new("8 8 10000 tok 1".into(), 8, (8, 8, 8), (10_000, 10_000), 16);
+        assert!(heard.is_some());
+        shared.answered_with(shared.call(), Some(answer(8)), 8, Hearing::Script(heard));
+        shared.state().water = Water::parse("1 -1 0 0 0");
+        shared
+    }
+
+    /// A want that fell is kept while no want is capped, but not by a node
+    /// that stopped (it drains), nor while quiet renewals are paused (it
+    /// reads no level then); the node's capacity follows its demand, and a
+    /// quiet renewal that found the script due never raises it.
+    #[test]
+    fn a_kept_want_leaves_the_capacity_at_the_demand_and_is_dropped_when_it_must_be() {
+        let resource = std::sync::Arc::new(Resource::new(1));
+        let shared = kept_want(&resource);
+        assert_eq!(resource.capacity(), 8);
+        assert_eq!(shared.reported(2), 8, "kept: no want is capped");
+        assert_eq!(shared.reported(12), 12, "a rise is reported");
+        // Applied with a demand of 2, the kept target of 8 admits 2.
+        shared.state().demand = 2;
+        let settled = Hearing::Quiet {
+            water: Water::parse("1 -1 0 0 0"),
+            settled: true,
+        };
+        shared.answered_with(shared.call(), Some(answer(8)), 8, settled);
+        assert_eq!(resource.capacity(), 2);
+        // The demand back at 6: a settled quiet renewal raises it to 6, one
+        // that found the script due does not.
+        shared.state().demand = 6;
+        let unsettled = Hearing::Quiet {
+            water: None,
+            settled: false,
+        };
+        shared.answered_with(shared.call(), Some(answer(8)), 8, unsettled);
+        assert_eq!(resource.capacity(), 2);
+        // Quiet renewals paused: nothing kept.
+        shared.state().water = Water::parse("1 -1 0 0 0");
+        let renewals = shared.state().renewals;
+        shared.quiet_after.store(renewals + 1, Ordering::Relaxed);
+        assert_eq!(shared.reported(2), 2);
+        shared.quiet_after.store(0, Ordering::Relaxed);
+        assert_eq!(shared.reported(2), 8);
+        // Stopped, draining: nothing kept.
+        shared.stop();
+        assert_eq!(shared.reported(2), 2);
     }
 
     /// One renewal in real time (seconds): sent by the node at `sent`, run
