@@ -217,7 +217,10 @@ impl FleetBuilder {
     /// capacity); [`FleetError::Redis`] with the first error as Redis gave
     /// it (refused, a wrong password, no answer in time);
     /// [`FleetError::NoGrant`] if no grant came in time. After an error
-    /// found in Redis, the resource is left at the floor.
+    /// found in Redis, the resource is left at the floor, and the join
+    /// gives back the name it may have registered before it returns (a
+    /// refresh more at most), so a process that exits on the error and is
+    /// started again finds its name free.
     ///
     /// # Panics
     ///

@@ -253,13 +253,15 @@ impl Fleet {
         };
         if let Some(error) = error {
             shared.stop();
-            // In the background: the join's bound stands. (A name another
-            // process holds is not this node's to free: the script refuses
-            // that leave.)
-            tokio::spawn(async move {
-                let leave = async { ledger.session().await.leave().await };
-                let _ = tokio::time::timeout(refresh, leave).await;
-            });
+            // A call of this join may have registered the name (one whose
+            // answer came too late, or one in a learning lease): given
+            // back before the error is, within a refresh, so a process
+            // that exits on it does not leave its name held for a lease,
+            // for the process made again in its place to wait out. (A
+            // name another process holds is not this node's to free: the
+            // script refuses that leave.)
+            let leave = async { ledger.session().await.leave().await };
+            let _ = tokio::time::timeout(refresh, leave).await;
             return Err(error);
         }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));

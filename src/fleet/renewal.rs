@@ -865,6 +865,20 @@ mod tests {
     use crate::fleet::quiet::{Heard, Water};
     use crate::Resource;
 
+    /// A node of budget `b` (capacity 16, lease 10 s, refresh 1 s) over
+    /// `resource`, wanting 8.
+    fn node(resource: &std::sync::Arc<Resource>, floor: Option<usize>) -> Shared {
+        let lease = (Duration::from_secs(10), Duration::from_secs(1));
+        Shared::new(
+            "b".into(),
+            resource.lease_capacity().unwrap(),
+            16,
+            floor,
+            lease,
+            8,
+        )
+    }
+
     fn answer(target: usize) -> Answer {
         Answer {
             grant: target,
@@ -883,15 +897,7 @@ mod tests {
     #[test]
     fn an_answer_older_than_one_applied_changes_nothing() {
         let resource = std::sync::Arc::new(Resource::new(1));
-        let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new(
-            "b".into(),
-            resource.lease_capacity().unwrap(),
-            16,
-            None,
-            lease,
-            8,
-        );
+        let shared = node(&resource, None);
         let (renewal, resize) = (shared.call(), shared.call());
         shared.answered(resize, Some(answer(4)), 8);
         shared.answered(renewal, Some(answer(12)), 8);
@@ -909,15 +915,7 @@ mod tests {
     #[test]
     fn a_follower_is_told_the_grant_now_and_every_change_after() {
         let resource = std::sync::Arc::new(Resource::new(1));
-        let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new(
-            "b".into(),
-            resource.lease_capacity().unwrap(),
-            16,
-            None,
-            lease,
-            8,
-        );
+        let shared = node(&resource, None);
         shared.answered(shared.call(), Some(answer(5)), 8);
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = told.clone();
@@ -932,15 +930,7 @@ mod tests {
     #[test]
     fn a_renewal_applied_after_stop_changes_nothing() {
         let resource = std::sync::Arc::new(Resource::new(1));
-        let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new(
-            "b".into(),
-            resource.lease_capacity().unwrap(),
-            16,
-            Some(1),
-            lease,
-            8,
-        );
+        let shared = node(&resource, Some(1));
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = told.clone();
         shared.follow(Box::new(move |grant| record.lock().unwrap().push(grant)));
@@ -958,15 +948,7 @@ mod tests {
     /// A node that heard a grant of 8 for a want of 8, at a level that caps
     /// no want.
     fn kept_want(resource: &std::sync::Arc<Resource>) -> Shared {
-        let lease = (Duration::from_secs(10), Duration::from_secs(1));
-        let shared = Shared::new(
-            "b".into(),
-            resource.lease_capacity().unwrap(),
-            16,
-            None,
-            lease,
-            8,
-        );
+        let shared = node(resource, None);
         let heard = Heard::new("8 8 10000 tok 1".into(), 8, (8, 8, 8), (10_000, 10_000), 16);
         assert!(heard.is_some());
         shared.answered_with(shared.call(), Some(answer(8)), 8, Hearing::Script(heard));

@@ -168,3 +168,67 @@ async fn what_a_node_refused_its_name_still_holds_stays_in_the_budget() {
     assert_eq!(resource.usage(), 5);
     busy.stop();
 }
+
+/// A join that fails after one of its calls registered the name (here: a
+/// ledger whose learning lease never ends, so no call grants anything)
+/// gives the name back before its error returns. A process that exits on
+/// the error and is started again then finds its name free, instead of
+/// held for a lease by its predecessor's record: the 60 s nemesis saw one
+/// node made again and again, each process running out its join's time
+/// waiting for the lease its predecessor's failed join had left.
+///
+/// On a current-thread runtime, so nothing spawned runs before the check.
+#[tokio::test(flavor = "current_thread")]
+async fn a_join_that_fails_gives_its_name_back_before_it_returns() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::thread;
+
+    let server = RedisServer::start();
+    let tag = "{sidejob:fleet:learning}";
+    // Restarts the ledger's learning lease every tenth of a refresh: a
+    // `held` record that no node wrote (bad data, as a fault campaign's
+    // restores make) tells the ledger its bound is lost.
+    let stop = Arc::new(AtomicBool::new(false));
+    let disturbing = {
+        let (stop, mut connection) = (Arc::clone(&stop), server.connection());
+        thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                i += 1;
+                let _: () = redis::cmd("HSET")
+                    .arg(format!("{tag}:held"))
+                    .arg(format!("stray {i}"))
+                    .arg(1)
+                    .query(&mut connection)
+                    .expect("HSET");
+                thread::sleep(REFRESH / 10);
+            }
+        })
+    };
+    let resource = Arc::new(Resource::new(10));
+    let error = sidejob::fleet::Fleet::builder(&server.url(), "learning")
+        .capacity(10)
+        .lease(LEASE)
+        .refresh(REFRESH)
+        .node("web")
+        .join(&resource)
+        .await
+        .expect_err("no grant while the ledger learns");
+    assert!(
+        matches!(error, sidejob::fleet::FleetError::NoGrant),
+        "{error}"
+    );
+    let record: Option<String> = redis::cmd("HGET")
+        .arg(format!("{tag}:nodes"))
+        .arg("web")
+        .query(&mut server.connection())
+        .expect("HGET");
+    assert_eq!(record, None, "the failed join left its name held");
+    stop.store(true, Ordering::SeqCst);
+    disturbing.join().expect("the disturber");
+
+    // The next process under the name joins once the learning lease the
+    // last stray record started is over.
+    let again = join(&server, "learning", 10, "web", &resource).await;
+    again.leave().await;
+}
