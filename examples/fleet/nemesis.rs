@@ -274,8 +274,9 @@ pub(super) fn drive(args: &[String]) -> i32 {
             break Some(healed.elapsed());
         }
         // A join that failed while Redis was away is made again: a join's
-        // own time (a lease and two refreshes) is added to the bound.
-        if healed.elapsed() > bound + LEASE + REFRESH * 2 {
+        // own time (a lease and two refreshes, and one more for a failed
+        // join's leave) is added to the bound.
+        if healed.elapsed() > bound + LEASE + REFRESH * 3 {
             break None;
         }
         thread::sleep(TICK / 5);
@@ -283,7 +284,7 @@ pub(super) fn drive(args: &[String]) -> i32 {
     run.event(&format!(
         "fair shares {} after the last fault (bound {:.1}s, a join's time added)",
         shown(settled),
-        (bound + LEASE + REFRESH * 2).as_secs_f64()
+        (bound + LEASE + REFRESH * 3).as_secs_f64()
     ));
     if settled.is_none() {
         let nodes: Vec<String> = run

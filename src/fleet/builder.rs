@@ -199,7 +199,9 @@ impl FleetBuilder {
     /// the floor set (0 by default) at once, registers the node, waits for
     /// its first grant, sets the resource's capacity to it, and spawns the
     /// renewal task on the current tokio runtime. The whole join, a
-    /// connection included, takes at most lease + 2 refreshes: a budget's
+    /// connection included, takes at most lease + 2 refreshes (one that
+    /// fails after a call may have registered the node, a refresh more to
+    /// give its name back: see `# Errors`): a budget's
     /// first lease (and a learning one) grants nothing new, and a full
     /// budget gives way within two refreshes. Where the budget has fewer
     /// slots than nodes, a node whose turn has not come joins with a grant
@@ -220,7 +222,8 @@ impl FleetBuilder {
     /// found in Redis, the resource is left at the floor, and the join
     /// gives back the name it may have registered before it returns (a
     /// refresh more at most), so a process that exits on the error and is
-    /// started again finds its name free.
+    /// started again finds its name free, unless Redis did not answer that
+    /// in time either: then the name is held until its lease runs out.
     ///
     /// # Panics
     ///

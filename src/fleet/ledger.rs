@@ -333,9 +333,9 @@
 //! next call (a refresh later) connects afresh, so a Redis that is down is
 //! tried once a refresh. `join` reports the first connection error as it is
 //! (refused, a wrong password) and takes at most lease + 2 refreshes in all,
-//! and a refresh more when it fails: a failed join gives its entry back
-//! before it returns, so a process that exits on the error and is started
-//! again finds its name free;
+//! and a refresh more when it fails after a call that may have registered
+//! the node: it gives that entry back before it returns, so a process that
+//! exits on the error and is started again finds its name free;
 //! `set_capacity` gives up after 500 ms, a reconnect included. A `Fleet`
 //! dropped as its runtime shuts down loses its renewal task with the
 //! runtime: its grant runs out with its lease instead of going back at once.

@@ -217,8 +217,16 @@ impl Fleet {
             Err(_) => return Err(FleetError::timed_out("connecting")),
         };
         let mut failed = None;
+        // Whether a call of this join may have registered the node: one
+        // answered (the ledger records a node it answers, granted or not),
+        // one that failed on the way or one the deadline cut off (either
+        // may have run in Redis all the same). A call refused naming a
+        // setting registered nothing.
+        let mut registered = false;
         let granted = tokio::time::timeout_at(deadline, async {
             loop {
+                let before = registered;
+                registered = true;
                 match renewal::call(&shared, &ledger, Mode::Join, capacity, wants).await {
                     // Past a budget's first lease (or a learning one), a
                     // node gets its share; a full budget gives way within
@@ -235,9 +243,13 @@ impl Fleet {
                             setting: "node", ..
                         },
                     ) => {
+                        registered = before;
                         failed = Some(error);
                     }
-                    Err(error @ FleetError::Setting { .. }) => return Err(error),
+                    Err(error @ FleetError::Setting { .. }) => {
+                        registered = before;
+                        return Err(error);
+                    }
                     Err(error) => {
                         failed.get_or_insert(error);
                     }
@@ -260,8 +272,10 @@ impl Fleet {
             // for the process made again in its place to wait out. (A
             // name another process holds is not this node's to free: the
             // script refuses that leave.)
-            let leave = async { ledger.session().await.leave().await };
-            let _ = tokio::time::timeout(refresh, leave).await;
+            if registered {
+                let leave = async { ledger.session().await.leave().await };
+                let _ = tokio::time::timeout(refresh, leave).await;
+            }
             return Err(error);
         }
         let renewals = tokio::spawn(renewal::run(Arc::clone(&shared), ledger.clone()));
