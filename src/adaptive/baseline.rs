@@ -13,9 +13,16 @@
 //! number of samples, and as noisy.
 //!
 //! It starts at the first window's mean and moves toward a lower one each
-//! window by half the gap, weighted by the window's samples (a full
-//! weight from a few hundred on): a faster downstream is found within a few
-//! windows, and one window fast by chance, or a thin one, moves it little.
+//! window by half of the gap that lies past the window's standard error
+//! (the spread of its answered holds over the square root of their count:
+//! how far chance alone moves its mean), weighted by the window's samples
+//! (a full weight from a few hundred on): a faster downstream is found
+//! within a few windows, and one window fast by chance, or a thin one,
+//! moves it little. Without the standard error every window low by chance
+//! pulled it down while, under lasting overload, none may pull it up: for a
+//! mix of 2 and 38 ms requests at a few dozen samples a window it sank a
+//! sixth below the mean with no queue, and the rules read that noise as a
+//! queue and held the limit under the downstream's concurrency.
 //! It rises toward a higher one by a 32nd of the gap, weighted the same,
 //! only from a window the limit did not bound and the rule did not lower:
 //! a queue the limit lets build, or one the rule is shedding, cannot pull
@@ -25,8 +32,8 @@
 //! a queue of ours would have left (the most latency a slot carried in
 //! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
 //! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
-//! half the limit (an early probe's mean more than an eighth lower: all
-//! the way).
+//! half the limit, down or up, past that window's standard error (an early
+//! probe's mean more than an eighth lower: all the way).
 
 use crate::admission::SampleTotals;
 
@@ -77,12 +84,15 @@ impl Eq for Run {}
 
 /// What of a window the baseline follows: the mean of its answered calls
 /// and how many there were, and the mean of all its samples, censored
-/// ones included (what the rule sees).
+/// ones included (what the rule sees), and the standard error of the
+/// answered mean: how far chance alone moves it (the spread of the holds
+/// over the square root of their count; 0 when the spread is unknown).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Observed {
     mean: u64,
     answered: u64,
     all: u64,
+    error: u64,
 }
 
 impl Observed {
@@ -94,10 +104,18 @@ impl Observed {
         let answered = totals.samples.saturating_sub(totals.censored);
         let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
         let mean = answered_nanos.checked_div(answered)?;
+        // The squares are in units of 64 ns; a count and a sum that a
+        // window's close split from their squares may make the variance
+        // come out below zero: none then.
+        let unit = 64.0 * 64.0;
+        let mean_f = answered_nanos as f64 / answered as f64;
+        let variance = totals.sum_squares as f64 * unit / answered as f64 - mean_f * mean_f;
+        let error = (variance.max(0.0) / answered as f64).sqrt() as u64;
         Some(Observed {
             mean: mean.max(1),
             answered,
             all: all.max(1),
+            error,
         })
     }
 }
@@ -132,7 +150,10 @@ impl Baseline {
         let unhelped = pressed
             && self.run.is_some_and(|run| {
                 let left = (run.per_slot * limit as f64) as u64;
-                limit * 2 <= run.from && observed.all * 10 >= left.max(baseline) * 13
+                // Past the window's chance spread too: a mean high by
+                // chance two windows in a row is not a slower downstream.
+                let high = observed.all.saturating_sub(observed.error);
+                limit * 2 <= run.from && high * 10 >= left.max(baseline) * 13
             });
         let before = self.unhelped.take();
         let futile = unhelped && before.is_some();
@@ -150,8 +171,12 @@ impl Baseline {
             self.unhelped = None;
             return !first;
         }
-        if observed.mean < self.mean {
-            self.mean -= observed.weigh(self.mean - observed.mean, FALL_SHIFT);
+        // Only what lies past the window's chance spread: under lasting
+        // overload no window pulls it up, so a fall by every window low by
+        // chance would ratchet it down.
+        let low = observed.mean + observed.error;
+        if low < self.mean {
+            self.mean -= observed.weigh(self.mean - low, FALL_SHIFT);
         }
         false
     }
@@ -165,28 +190,42 @@ impl Baseline {
     /// and so is any under two thirds of it (no noise). Only early and past
     /// an eighth: one probe window fast by chance (a long tail's mean is
     /// noisy, an eighth at a few dozen samples) would set it low for good,
-    /// as the windows under lasting overload cannot pull it up. A higher mean
-    /// moves it half way, weighted as any window: a probe at half a limit
-    /// that still queues measures that queue. Whether it came down by
+    /// as the windows under lasting overload cannot pull it up. Each moves
+    /// it only by what lies past the window's standard error, and a higher
+    /// mean moves it half way too, weighted as a lower one: under lasting
+    /// overload a probe is the one window that may pull it up (weighted as
+    /// any window, a probe's few dozen samples moved it a few per cent, and
+    /// a baseline begun in a window fast by chance stayed low for good). A
+    /// probe at half a limit that still queues (just after the
+    /// downstream's concurrency fell) pulls it toward that queue; the next,
+    /// at a limit the rule has cut, pulls it back. Whether it came down by
     /// more than a sixteenth: the next probe may lower it again.
     pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool) -> bool {
         let Some(observed) = observed else {
             return false;
         };
         let was = self.mean;
-        if self.mean == 0 || observed.mean * 3 < self.mean * 2 {
+        // Lower by more than chance: what lies past the window's spread.
+        let low = observed.mean + observed.error;
+        if self.mean == 0 || low * 3 < self.mean * 2 {
             self.mean = observed.mean;
             self.run = None;
-        } else if observed.mean < self.mean {
+        } else if low < self.mean {
             // Whole for an early probe past a window's noise (an eighth).
-            let shift = if early && observed.mean * 8 < self.mean * 7 {
-                0
+            let (shift, to) = if early && low * 8 < self.mean * 7 {
+                (0, observed.mean)
             } else {
-                FALL_SHIFT
+                (FALL_SHIFT, low)
             };
-            self.mean -= observed.weigh_as(self.mean - observed.mean, shift, PROBE_FULL_WEIGHT);
+            self.mean -= observed.weigh_as(self.mean - to, shift, PROBE_FULL_WEIGHT);
         } else {
-            self.mean += observed.weigh(observed.mean - self.mean, FALL_SHIFT);
+            // Higher by more than chance: half way to what lies past the
+            // spread, weighted as a fall is (under lasting overload a probe
+            // is the one window that may pull the baseline up).
+            let high = observed.mean.saturating_sub(observed.error);
+            if high > self.mean {
+                self.mean += observed.weigh_as(high - self.mean, FALL_SHIFT, PROBE_FULL_WEIGHT);
+            }
         }
         self.mean < was - was / 16
     }
@@ -252,7 +291,72 @@ mod tests {
             mean,
             answered,
             all: mean,
+            error: 0,
         })
+    }
+
+    fn noisy(mean: u64, answered: u64, error: u64) -> Option<Observed> {
+        Some(Observed {
+            mean,
+            answered,
+            all: mean,
+            error,
+        })
+    }
+
+    #[test]
+    fn a_window_has_the_standard_error_of_its_answered_mean() {
+        // Holds of 640, 640, 1920 and 1920 ns (10 and 30 units of 64 ns):
+        // mean 1280, spread 640, over the root of 4: 320.
+        let totals = SampleTotals {
+            samples: 5,
+            sum_nanos: 5120 + 9000,
+            sum_squares: 2 * 100 + 2 * 900,
+            censored: 1,
+            censored_nanos: 9000,
+            ..SampleTotals::default()
+        };
+        let observed = Observed::of(&totals).unwrap();
+        assert_eq!((observed.mean, observed.answered), (1280, 4));
+        assert_eq!(observed.error, 320);
+        // No squares (a simulated window): no spread known.
+        let bare = SampleTotals {
+            sum_squares: 0,
+            ..totals
+        };
+        assert_eq!(Observed::of(&bare).unwrap().error, 0);
+    }
+
+    #[test]
+    fn a_window_low_by_chance_moves_it_only_past_its_standard_error() {
+        let mut baseline = Baseline {
+            mean: 1000,
+            ..Baseline::default()
+        };
+        // 900 ± 100: within chance of it.
+        baseline.before(noisy(900, 256, 100), 8, true, false);
+        assert_eq!(baseline.mean, 1000);
+        // 600 ± 100: half way to 700.
+        baseline.before(noisy(600, 256, 100), 8, true, false);
+        assert_eq!(baseline.mean, 850);
+    }
+
+    #[test]
+    fn a_probe_moves_it_up_past_its_standard_error_as_it_moves_it_down() {
+        let mut baseline = Baseline {
+            mean: 1000,
+            ..Baseline::default()
+        };
+        // 1050 ± 100 over 16 samples: within chance, left.
+        baseline.probed(noisy(1050, 16, 100), false);
+        assert_eq!(baseline.mean, 1000);
+        // 1300 ± 100: half way to 1200, in full from 16 samples (weighted
+        // as a window, it moved 1000 by 9).
+        baseline.probed(noisy(1300, 16, 100), false);
+        assert_eq!(baseline.mean, 1100);
+        // 800 ± 100: half way to 900.
+        baseline.probed(noisy(800, 16, 100), false);
+        assert_eq!(baseline.mean, 1000);
     }
 
     #[test]

@@ -253,8 +253,9 @@ impl Adaptive {
 
     /// Every `windows` windows of a steady limit, two windows run at half
     /// the limit (the first drains what was admitted before) and the
-    /// baseline moves half way to the second's mean latency (all the way
-    /// for an early probe's mean more than an eighth below it); then the
+    /// baseline moves half way to the second's mean latency, down or up,
+    /// past that window's standard error (all the way for an early probe's
+    /// mean more than an eighth below it); then the
     /// limit goes back (after TCP BBR's `ProbeRTT`). The
     /// baseline rises only from windows the limit does not bound, so under
     /// lasting overload this is how it follows a downstream that got

@@ -12,7 +12,8 @@
 //! **Where samples live.** Each shard's word sits on a cache line of its own
 //! (128 bytes with `CachePadded`), of which the word, its fold counter and the
 //! refusal counters use 40. The samples use the rest
-//! (`admission/samples.rs`): a count, a sum of hold times, the least and the
+//! (`admission/samples.rs`): a count, a sum of hold times and of their
+//! squares (the answered ones'), the least and the
 //! most hold, the censored samples and their sum, the most permits the shard
 //! held at a sampled release, and the drops. A sampled release adds to them
 //! right after its `fetch_sub` on the same line, so a sample writes no line
@@ -48,7 +49,9 @@
 //!    next;
 //! 2. moves the baseline (`adaptive/baseline.rs`), a reference of the windows'
 //!    *mean* latency of the calls that answered: the first window sets it; a
-//!    lower mean pulls it half way down, a higher one a 32nd of the way up,
+//!    lower mean pulls it half way down (to what lies past the window's
+//!    standard error, so a window low by chance moves it little), a higher
+//!    one a 32nd of the way up,
 //!    both weighted by the window's samples (full weight from 256), and up
 //!    only from windows in which the limit did not bound the application (no
 //!    refusal, peak below the limit) and the rule did not lower it. A queue
@@ -71,9 +74,9 @@
 //! 5. every `probe_every` windows of a steady limit (`adaptive/probe.rs`), runs
 //!    the next two windows at half the limit instead (the first drains what
 //!    was admitted before it, whose latencies are the old queue's) and moves
-//!    the baseline half way to the second's mean (down in full from 16
-//!    samples on, and whole for an early probe's more than an eighth lower;
-//!    up weighted as any window), then gives the limit back
+//!    the baseline half way to the second's mean past its standard error
+//!    (down or up, in full from 16 samples on, and whole for an early
+//!    probe's more than an eighth lower), then gives the limit back
 //!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
 //!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a

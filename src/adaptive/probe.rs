@@ -10,8 +10,9 @@
 //! windows of a steady limit, two windows run at half the limit: in the
 //! first, the requests admitted before it drain (a queue of ours drains
 //! with them, and their latencies are the queue's); in the second, the
-//! baseline moves half way to its mean (an early probe's mean more than an
-//! eighth lower: all the way). The limit then
+//! baseline moves half way to its mean, down or up, past that window's
+//! standard error (an early probe's mean more than an eighth lower: all
+//! the way). The limit then
 //! goes back to where it was, and the window after, whose requests were
 //! admitted at half of it, may not grow it. It costs two windows in
 //! `probe_every` at half the limit (BBR spends about 2% of its time in

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use super::{Adaptive, Aimd, Controller};
-use crate::admission::SampleTotals;
+use crate::admission::{square, SampleTotals};
 
 const BASE: Duration = Duration::from_millis(10);
 /// The downstream's queue holds this many times `K` more.
@@ -80,6 +80,8 @@ struct Downstream {
     timeout: Option<Duration>,
     /// A xorshift state, for the shapes' draws.
     seed: u64,
+    /// The samples a window gathers.
+    samples: u64,
 }
 
 impl Downstream {
@@ -91,6 +93,7 @@ impl Downstream {
             base: BASE,
             timeout: None,
             seed: 0x9E37_79B9_7F4A_7C15,
+            samples: SAMPLES,
         }
     }
 
@@ -102,7 +105,7 @@ impl Downstream {
         (self.seed >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// What one window of `SAMPLES` requests looks like at `limit`, for
+    /// What one window of `samples` requests looks like at `limit`, for
     /// a controller whose cancelled permits become drops past
     /// `drop_after` nanoseconds.
     fn window(&mut self, limit: usize, drop_after: u64) -> (SampleTotals, u64) {
@@ -113,9 +116,9 @@ impl Downstream {
             ..SampleTotals::default()
         };
         if in_flight as f64 > self.k as f64 * DROP_AT {
-            totals.drops = SAMPLES / 10;
+            totals.drops = self.samples / 10;
         }
-        for _ in 0..SAMPLES {
+        for _ in 0..self.samples {
             let draw = self.draw();
             let held = (latency * self.shape.factor(draw)) as u64;
             match self.timeout.map(|timeout| timeout.as_nanos() as u64) {
@@ -131,6 +134,7 @@ impl Downstream {
                 _ => {
                     totals.samples += 1;
                     totals.sum_nanos += held;
+                    totals.sum_squares += square(held);
                     totals.min_nanos = totals.min_nanos.min(held);
                     totals.max_nanos = totals.max_nanos.max(held);
                 }

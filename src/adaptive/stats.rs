@@ -26,7 +26,9 @@ pub struct AdaptiveStats {
     /// long-term reference of the windows' mean latencies (not of single
     /// samples: jitter and a steady mix of fast and slow requests are not a
     /// queue, nor is a long tail). It starts at the first window's mean and
-    /// falls half the way to a lower window mean each window; it rises
+    /// falls half the way to a lower window mean each window (to what lies
+    /// past that window's standard error: a window low by chance moves it
+    /// little); it rises
     /// toward a higher one by a 32nd of the gap a window (both weighted by
     /// the window's samples, fully from 256 on), and only from windows in
     /// which the

@@ -48,6 +48,9 @@ pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;
 pub(crate) use samples::SampleTotals;
+// The simulated downstream squares its holds as a shard does.
+#[cfg(all(test, not(sidejob_loom)))]
+pub(crate) use samples::square;
 pub use sizing::MAX_SHARDS;
 pub(crate) use sizing::{check_capacity, limit_for, Sizing};
 pub(crate) use split_shard::SplitShard;

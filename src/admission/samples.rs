@@ -13,19 +13,38 @@
 //! All `Relaxed`. The figures order nothing and guard nothing: each is a
 //! single atomic read-modify-write, so no sample, drop or latency is lost
 //! or counted twice, and a window's close swaps each out whole. A sample
-//! whose two adds straddle a close may put its count in one window and its
-//! latency in the next; a window's mean is then off by one sample's part.
+//! whose adds straddle a close may put its count in one window and its
+//! latency (or its square) in the next; a window's mean (or spread) is then
+//! off by one sample's part.
 //! The minimum, the maximum and the peak are read first and written only when they
 //! change (`fetch_min`/`fetch_max`), which is rare once a window has a few
 //! samples.
 
 use crate::sync::{AtomicU64, Ordering};
 
+/// The unit of a squared hold: 64 ns, so a hold of up to about a second
+/// (`SQUARE_CAP` units) squares within 2^48 and 65,536 of them sum within
+/// a `u64`.
+const SQUARE_SHIFT: u32 = 6;
+/// Holds past this many units (about 1.07 s) square as this many: a
+/// spread of holds that long is understated, never wrapped.
+const SQUARE_CAP: u64 = 1 << 24;
+
+/// A hold squared, in units of 2^`SQUARE_SHIFT` ns squared.
+#[inline]
+pub(crate) fn square(nanos: u64) -> u64 {
+    let units = (nanos >> SQUARE_SHIFT).min(SQUARE_CAP);
+    units * units
+}
+
 /// One shard's samples since the last window closed.
 #[derive(Debug)]
 pub(crate) struct ShardSamples {
     count: AtomicU64,
     sum_nanos: AtomicU64,
+    /// The answered samples' holds squared (`square`): with their count
+    /// and sum, how far a window's mean may be off by chance.
+    sum_squares: AtomicU64,
     /// `u64::MAX` while the window has no whole sample.
     min_nanos: AtomicU64,
     /// The longest hold, censored ones included.
@@ -43,6 +62,7 @@ impl Default for ShardSamples {
         ShardSamples {
             count: AtomicU64::new(0),
             sum_nanos: AtomicU64::new(0),
+            sum_squares: AtomicU64::new(0),
             min_nanos: AtomicU64::new(u64::MAX),
             max_nanos: AtomicU64::new(0),
             censored: AtomicU64::new(0),
@@ -61,6 +81,7 @@ impl ShardSamples {
         if nanos < self.min_nanos.load(Ordering::Relaxed) {
             self.min_nanos.fetch_min(nanos, Ordering::Relaxed);
         }
+        self.sum_squares.fetch_add(square(nanos), Ordering::Relaxed);
         self.record_hold(nanos, held);
     }
 
@@ -109,6 +130,7 @@ impl ShardSamples {
         SampleTotals {
             samples: count,
             sum_nanos,
+            sum_squares: self.sum_squares.swap(0, Ordering::Relaxed),
             min_nanos: self.min_nanos.swap(u64::MAX, Ordering::Relaxed),
             max_nanos: self.max_nanos.swap(0, Ordering::Relaxed),
             censored: self.censored.swap(0, Ordering::Relaxed).min(count),
@@ -130,6 +152,10 @@ pub(crate) struct SampleTotals {
     pub(crate) samples: u64,
     /// Their latencies summed, in nanoseconds.
     pub(crate) sum_nanos: u64,
+    /// The answered ones' latencies squared and summed, in units of
+    /// (64 ns)^2, each capped at about a second (0: unknown, as in a
+    /// simulated window that gives none).
+    pub(crate) sum_squares: u64,
     /// The least of the whole (uncensored) ones, `u64::MAX` when there
     /// is none.
     pub(crate) min_nanos: u64,
@@ -150,6 +176,7 @@ impl Default for SampleTotals {
         SampleTotals {
             samples: 0,
             sum_nanos: 0,
+            sum_squares: 0,
             min_nanos: u64::MAX,
             max_nanos: 0,
             censored: 0,
@@ -175,6 +202,7 @@ impl SampleTotals {
         SampleTotals {
             samples: self.samples + other.samples,
             sum_nanos: self.sum_nanos.saturating_add(other.sum_nanos),
+            sum_squares: self.sum_squares.saturating_add(other.sum_squares),
             min_nanos: self.min_nanos.min(other.min_nanos),
             max_nanos: self.max_nanos.max(other.max_nanos),
             censored: self.censored + other.censored,
@@ -201,6 +229,7 @@ mod tests {
             SampleTotals {
                 samples: 2,
                 sum_nanos: 400,
+                sum_squares: 4 * 4 + 1, // 300 and 100 ns in units of 64
                 min_nanos: 100,
                 max_nanos: 300,
                 peak: 5,
@@ -229,6 +258,18 @@ mod tests {
             (3, 1050, 100, 900, 3)
         );
         assert_eq!((taken.censored, taken.censored_nanos), (2, 950));
+    }
+
+    #[test]
+    fn the_answered_holds_are_squared_the_censored_ones_not() {
+        let samples = ShardSamples::default();
+        samples.record(6_400, 1); // 100 units of 64 ns
+        samples.record(640, 1); // 10
+        samples.record_censored(64_000, 1);
+        assert_eq!(samples.take().sum_squares, 100 * 100 + 10 * 10);
+        assert_eq!(samples.take().sum_squares, 0);
+        // A hold of an hour squares as about a second's: no sum wraps.
+        assert_eq!(square(3_600_000_000_000), 1 << 48);
     }
 
     #[test]
