@@ -104,20 +104,31 @@ impl Observed {
         let answered = totals.samples.saturating_sub(totals.censored);
         let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
         let mean = answered_nanos.checked_div(answered)?;
-        // The squares are in units of 64 ns; a count and a sum that a
-        // window's close split from their squares may make the variance
-        // come out below zero: none then.
-        let unit = 64.0 * 64.0;
-        let mean_f = answered_nanos as f64 / answered as f64;
-        let variance = totals.sum_squares as f64 * unit / answered as f64 - mean_f * mean_f;
-        let error = (variance.max(0.0) / answered as f64).sqrt() as u64;
         Some(Observed {
             mean: mean.max(1),
             answered,
             all: all.max(1),
-            error,
+            error: standard_error(totals),
         })
     }
+}
+
+/// The standard error of `totals`' answered mean, in nanoseconds: 0 with
+/// no answered sample or no squares.
+fn standard_error(totals: &SampleTotals) -> u64 {
+    let answered = totals.samples.saturating_sub(totals.censored);
+    if answered == 0 {
+        return 0;
+    }
+    let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
+    // The squares are in units of 64 ns; a count and a sum that a window's
+    // close split from their squares may make the variance come out below
+    // zero: none then.
+    let unit = 64.0 * 64.0;
+    let n = answered as f64;
+    let mean = answered_nanos as f64 / n;
+    let variance = totals.sum_squares as f64 * unit / n - mean * mean;
+    (variance.max(0.0) / n).sqrt() as u64
 }
 
 impl Baseline {
