@@ -209,9 +209,11 @@ impl Baseline {
     /// a baseline begun in a window fast by chance stayed low for good). A
     /// probe at half a limit that still queues (just after the
     /// downstream's concurrency fell) pulls it toward that queue; the next,
-    /// at a limit the rule has cut, pulls it back. Whether it came down by
+    /// at a limit the rule has cut, pulls it back. A probe whose holds last
+    /// over half a `window` may not have drained a queue of ours in its
+    /// drain window: its higher mean moves it as any window's does. Whether it came down by
     /// more than a sixteenth: the next probe may lower it again.
-    pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool) -> bool {
+    pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool, window: u64) -> bool {
         let Some(observed) = observed else {
             return false;
         };
@@ -229,6 +231,13 @@ impl Baseline {
                 (FALL_SHIFT, low)
             };
             self.mean -= observed.weigh_as(self.mean - to, shift, PROBE_FULL_WEIGHT);
+        } else if observed.mean.saturating_mul(2) > window {
+            // Holds over half a window long: the drain window before did
+            // not drain what the limit had queued, so this mean may hold a
+            // queue of ours (taken as a fall is, it held Gradient over
+            // 1.5 K after the example's tenfold step). Weighted as any
+            // window.
+            self.mean += observed.weigh(observed.mean - self.mean, FALL_SHIFT);
         } else {
             // Higher by more than chance: half way to what lies past the
             // spread, weighted as a fall is (under lasting overload a probe
@@ -359,15 +368,19 @@ mod tests {
             ..Baseline::default()
         };
         // 1050 ± 100 over 16 samples: within chance, left.
-        baseline.probed(noisy(1050, 16, 100), false);
+        baseline.probed(noisy(1050, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1000);
         // 1300 ± 100: half way to 1200, in full from 16 samples (weighted
         // as a window, it moved 1000 by 9).
-        baseline.probed(noisy(1300, 16, 100), false);
+        baseline.probed(noisy(1300, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1100);
         // 800 ± 100: half way to 900.
-        baseline.probed(noisy(800, 16, 100), false);
+        baseline.probed(noisy(800, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1000);
+        // Holds over half a window long (the drain did not drain a queue
+        // of ours): weighted as any window, 300 × 16 / 256 / 2.
+        baseline.probed(noisy(1300, 16, 100), false, 2_000);
+        assert_eq!(baseline.mean, 1009);
     }
 
     #[test]

@@ -76,7 +76,9 @@
 //!    was admitted before it, whose latencies are the old queue's) and moves
 //!    the baseline half way to the second's mean past its standard error
 //!    (down or up, in full from 16 samples on, and whole for an early
-//!    probe's more than an eighth lower), then gives the limit back
+//!    probe's more than an eighth lower; up only as any window when its
+//!    holds last over half a window, which the drain may not have drained),
+//!    then gives the limit back
 //!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
 //!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a
@@ -137,6 +139,8 @@ pub(crate) struct Controller {
     min_samples: u64,
     /// [`Adaptive::drop_after`].
     drop_after: f64,
+    /// [`Adaptive::window`], in nanoseconds.
+    window_nanos: u64,
     /// A window too thin to decide on, carried into the next.
     pending: SampleTotals,
     pending_refused: u64,
@@ -169,6 +173,7 @@ impl Controller {
             max_limit: adaptive.max_limit,
             min_samples: adaptive.min_samples,
             drop_after: adaptive.drop_after,
+            window_nanos: u64::try_from(adaptive.window.as_nanos()).unwrap_or(u64::MAX),
             pending: SampleTotals::default(),
             pending_refused: 0,
             baseline: Baseline::default(),
@@ -222,7 +227,7 @@ impl Controller {
             Step::Measured(restore, early) => {
                 // Its second: the baseline moves to its mean, and the limit
                 // goes back.
-                if self.baseline.probed(observed, early) {
+                if self.baseline.probed(observed, early, self.window_nanos) {
                     self.probe.again();
                 }
                 self.stats.baseline = Duration::from_nanos(self.baseline.mean);
