@@ -35,7 +35,7 @@
 //! half the limit, down or up, past that window's standard error (an early
 //! probe's mean more than an eighth lower: all the way).
 
-use crate::admission::SampleTotals;
+use crate::admission::{SampleTotals, SQUARE_UNIT_NANOS};
 
 /// The samples of a window whose figure moves the baseline with its full
 /// weight: what the governor's stride aims for.
@@ -121,10 +121,10 @@ fn standard_error(totals: &SampleTotals) -> u64 {
         return 0;
     }
     let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
-    // The squares are in units of 64 ns; a count and a sum that a window's
+    // The squares are in units of `SQUARE_UNIT_NANOS`; a count and a sum that a window's
     // close split from their squares may make the variance come out below
     // zero: none then.
-    let unit = 64.0 * 64.0;
+    let unit = (SQUARE_UNIT_NANOS * SQUARE_UNIT_NANOS) as f64;
     let n = answered as f64;
     let mean = answered_nanos as f64 / n;
     let variance = totals.sum_squares as f64 * unit / n - mean * mean;
@@ -231,6 +231,8 @@ impl Baseline {
                 (FALL_SHIFT, low)
             };
             self.mean -= observed.weigh_as(self.mean - to, shift, PROBE_FULL_WEIGHT);
+        } else if observed.mean <= self.mean {
+            // Lower by less than chance: left as it is.
         } else if observed.mean.saturating_mul(2) > window {
             // Holds over half a window long: the drain window before did
             // not drain what the limit had queued, so this mean may hold a
@@ -326,19 +328,19 @@ mod tests {
 
     #[test]
     fn a_window_has_the_standard_error_of_its_answered_mean() {
-        // Holds of 640, 640, 1920 and 1920 ns (10 and 30 units of 64 ns):
-        // mean 1280, spread 640, over the root of 4: 320.
+        // Holds of 2560, 2560, 7680 and 7680 ns (10 and 30 units of 256
+        // ns): mean 5120, spread 2560, over the root of 4: 1280.
         let totals = SampleTotals {
             samples: 5,
-            sum_nanos: 5120 + 9000,
+            sum_nanos: 20_480 + 9000,
             sum_squares: 2 * 100 + 2 * 900,
             censored: 1,
             censored_nanos: 9000,
             ..SampleTotals::default()
         };
         let observed = Observed::of(&totals).unwrap();
-        assert_eq!((observed.mean, observed.answered), (1280, 4));
-        assert_eq!(observed.error, 320);
+        assert_eq!((observed.mean, observed.answered), (5120, 4));
+        assert_eq!(observed.error, 1280);
         // No squares (a simulated window): no spread known.
         let bare = SampleTotals {
             sum_squares: 0,
@@ -380,6 +382,10 @@ mod tests {
         // Holds over half a window long (the drain did not drain a queue
         // of ours): weighted as any window, 300 × 16 / 256 / 2.
         baseline.probed(noisy(1300, 16, 100), false, 2_000);
+        assert_eq!(baseline.mean, 1009);
+        // Lower by less than its error, holds that long: left (this
+        // subtracted 1009 from 959 and wrapped the baseline to 2^56 ns).
+        baseline.probed(noisy(959, 16, 100), false, 1_000);
         assert_eq!(baseline.mean, 1009);
     }
 

@@ -47,7 +47,7 @@ pub(crate) use priority::{Shares, PRIORITIES};
 pub(crate) use probe::admit;
 #[cfg(test)]
 pub(crate) use probe::AdmissionShard;
-pub(crate) use samples::SampleTotals;
+pub(crate) use samples::{SampleTotals, SQUARE_UNIT_NANOS};
 // The simulated downstream squares its holds as a shard does.
 #[cfg(all(test, not(sidejob_loom)))]
 pub(crate) use samples::square;

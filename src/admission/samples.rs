@@ -22,12 +22,16 @@
 
 use crate::sync::{AtomicU64, Ordering};
 
-/// The unit of a squared hold: 64 ns, so a hold of up to about a second
-/// (`SQUARE_CAP` units) squares within 2^48 and 65,536 of them sum within
-/// a `u64`.
-const SQUARE_SHIFT: u32 = 6;
-/// Holds past this many units (about 1.07 s) square as this many: a
-/// spread of holds that long is understated, never wrapped.
+/// The unit of a squared hold: 256 ns (a hold of 10 µs is off by 2.5% at
+/// most), so a hold of up to about 4.3 s (`SQUARE_CAP` units) squares
+/// within 2^48 and 65,536 of them sum within a `u64`.
+const SQUARE_SHIFT: u32 = 8;
+/// That unit, in nanoseconds, for who reads the squares back.
+pub(crate) const SQUARE_UNIT_NANOS: u64 = 1 << SQUARE_SHIFT;
+/// Holds past this many units (about 4.3 s) square as this many, never
+/// wrapped: a window with holds that long reads its spread understated,
+/// down to none (its falls then move the baseline as they did before the
+/// spread was kept).
 const SQUARE_CAP: u64 = 1 << 24;
 
 /// A hold squared, in units of 2^`SQUARE_SHIFT` ns squared.
@@ -153,7 +157,7 @@ pub(crate) struct SampleTotals {
     /// Their latencies summed, in nanoseconds.
     pub(crate) sum_nanos: u64,
     /// The answered ones' latencies squared and summed, in units of
-    /// (64 ns)^2, each capped at about a second (0: unknown, as in a
+    /// (256 ns)^2, each capped at about 4.3 s (0: unknown, as in a
     /// simulated window that gives none).
     pub(crate) sum_squares: u64,
     /// The least of the whole (uncensored) ones, `u64::MAX` when there
@@ -229,7 +233,7 @@ mod tests {
             SampleTotals {
                 samples: 2,
                 sum_nanos: 400,
-                sum_squares: 4 * 4 + 1, // 300 and 100 ns in units of 64
+                sum_squares: 1, // 300 and 100 ns in units of 256
                 min_nanos: 100,
                 max_nanos: 300,
                 peak: 5,
@@ -263,12 +267,12 @@ mod tests {
     #[test]
     fn the_answered_holds_are_squared_the_censored_ones_not() {
         let samples = ShardSamples::default();
-        samples.record(6_400, 1); // 100 units of 64 ns
-        samples.record(640, 1); // 10
-        samples.record_censored(64_000, 1);
+        samples.record(25_600, 1); // 100 units of 256 ns
+        samples.record(2_560, 1); // 10
+        samples.record_censored(256_000, 1);
         assert_eq!(samples.take().sum_squares, 100 * 100 + 10 * 10);
         assert_eq!(samples.take().sum_squares, 0);
-        // A hold of an hour squares as about a second's: no sum wraps.
+        // A hold of an hour squares as one of about 4.3 s: no sum wraps.
         assert_eq!(square(3_600_000_000_000), 1 << 48);
     }
 
