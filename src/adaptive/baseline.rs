@@ -108,26 +108,21 @@ impl Observed {
             mean: mean.max(1),
             answered,
             all: all.max(1),
-            error: standard_error(totals),
+            error: standard_error(answered, answered_nanos, totals.sum_squares),
         })
     }
 }
 
-/// The standard error of `totals`' answered mean, in nanoseconds: 0 with
-/// no answered sample or no squares.
-fn standard_error(totals: &SampleTotals) -> u64 {
-    let answered = totals.samples.saturating_sub(totals.censored);
-    if answered == 0 {
-        return 0;
-    }
-    let answered_nanos = totals.sum_nanos.saturating_sub(totals.censored_nanos);
-    // The squares are in units of `SQUARE_UNIT_NANOS`; a count and a sum that a window's
-    // close split from their squares may make the variance come out below
-    // zero: none then.
+/// The standard error of the mean of `answered` holds (at least one)
+/// summing to `nanos`, whose squares sum to `squares` (in units of
+/// `SQUARE_UNIT_NANOS`), in nanoseconds: 0 with no squares.
+fn standard_error(answered: u64, nanos: u64, squares: u64) -> u64 {
+    // A count and a sum that a window's close split from their squares
+    // may make the variance come out below zero: none then.
     let unit = (SQUARE_UNIT_NANOS * SQUARE_UNIT_NANOS) as f64;
     let n = answered as f64;
-    let mean = answered_nanos as f64 / n;
-    let variance = totals.sum_squares as f64 * unit / n - mean * mean;
+    let mean = nanos as f64 / n;
+    let variance = squares as f64 * unit / n - mean * mean;
     (variance.max(0.0) / n).sqrt() as u64
 }
 
@@ -211,8 +206,9 @@ impl Baseline {
     /// downstream's concurrency fell) pulls it toward that queue; the next,
     /// at a limit the rule has cut, pulls it back. A probe whose holds last
     /// over half a `window` may not have drained a queue of ours in its
-    /// drain window: its higher mean moves it as any window's does. Whether it came down by
-    /// more than a sixteenth: the next probe may lower it again.
+    /// drain window: its higher mean moves it as any window's does. Whether
+    /// it came down by more than a sixteenth: the next probe may lower it
+    /// again.
     pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool, window: u64) -> bool {
         let Some(observed) = observed else {
             return false;
@@ -308,13 +304,15 @@ impl Observed {
 mod tests {
     use super::*;
 
-    fn seen(mean: u64, answered: u64) -> Option<Observed> {
-        Some(Observed {
+    fn at(mean: u64) -> Baseline {
+        Baseline {
             mean,
-            answered,
-            all: mean,
-            error: 0,
-        })
+            ..Baseline::default()
+        }
+    }
+
+    fn seen(mean: u64, answered: u64) -> Option<Observed> {
+        noisy(mean, answered, 0)
     }
 
     fn noisy(mean: u64, answered: u64, error: u64) -> Option<Observed> {
@@ -351,10 +349,7 @@ mod tests {
 
     #[test]
     fn a_window_low_by_chance_moves_it_only_past_its_standard_error() {
-        let mut baseline = Baseline {
-            mean: 1000,
-            ..Baseline::default()
-        };
+        let mut baseline = at(1000);
         // 900 ± 100: within chance of it.
         baseline.before(noisy(900, 256, 100), 8, true, false);
         assert_eq!(baseline.mean, 1000);
@@ -365,10 +360,7 @@ mod tests {
 
     #[test]
     fn a_probe_moves_it_up_past_its_standard_error_as_it_moves_it_down() {
-        let mut baseline = Baseline {
-            mean: 1000,
-            ..Baseline::default()
-        };
+        let mut baseline = at(1000);
         // 1050 ± 100 over 16 samples: within chance, left.
         baseline.probed(noisy(1050, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1000);
@@ -402,10 +394,7 @@ mod tests {
 
     #[test]
     fn only_an_unbound_window_the_rule_did_not_lower_pulls_it_up() {
-        let mut baseline = Baseline {
-            mean: 800,
-            ..Baseline::default()
-        };
+        let mut baseline = at(800);
         baseline.after(seen(1600, 256), true, true, 8, 8);
         baseline.after(seen(1600, 256), false, false, 8, 7);
         assert_eq!(baseline.mean, 800);
@@ -415,10 +404,7 @@ mod tests {
 
     #[test]
     fn the_minimum_limit_relearns_it_whole_and_censored_windows_move_nothing() {
-        let mut baseline = Baseline {
-            mean: 800,
-            ..Baseline::default()
-        };
+        let mut baseline = at(800);
         assert!(baseline.before(seen(8000, 3), 1, true, true));
         assert_eq!(baseline.mean, 8000);
         let censored = SampleTotals {
@@ -453,10 +439,7 @@ mod tests {
 
     #[test]
     fn halving_a_pressed_limit_with_no_fall_of_the_mean_relearns_it_whole() {
-        let mut baseline = Baseline {
-            mean: 1000,
-            ..Baseline::default()
-        };
+        let mut baseline = at(1000);
         // A tenfold step: the rule sheds from 20; the mean stays.
         baseline.after(seen(10_000, 256), true, true, 20, 18);
         for limit in [18, 15, 12, 10] {
@@ -477,10 +460,7 @@ mod tests {
         }
         // A limit above the demand (nothing refused): lowering it sheds
         // nothing, and proves nothing.
-        let mut baseline = Baseline {
-            mean: 1000,
-            ..Baseline::default()
-        };
+        let mut baseline = at(1000);
         for limit in [48, 40, 32, 24, 20] {
             assert!(!baseline.before(seen(4_000, 256), limit, false, false));
             baseline.after(seen(4_000, 256), false, false, limit, limit - 4);
