@@ -31,9 +31,11 @@
 //! more and, two windows in a row, the mean stayed well above what shedding
 //! a queue of ours would have left (the most latency a slot carried in
 //! the run, times the limit, or the baseline), and at the minimum limit, where nothing of
-//! ours can queue; a probe (`probe.rs`) moves it half way to the mean at
-//! half the limit, down or up, past that window's standard error (an early
-//! probe's mean more than an eighth lower: all the way).
+//! ours can queue; a probe (`probe.rs`) at half the limit moves it down or
+//! up alike: half of what lies past that window's standard error, and a
+//! quarter of the way at least, so the probes average out a baseline begun
+//! in a window low or high by chance (an early probe's mean more than an
+//! eighth lower past twice its error: all the way there).
 
 use crate::admission::{SampleTotals, SQUARE_UNIT_NANOS};
 
@@ -55,6 +57,10 @@ const RISE_SHIFT: u32 = 5;
 /// The fall toward a lower window figure, as a shift: half the gap a
 /// window.
 const FALL_SHIFT: u32 = 1;
+/// A probe's move toward a mean within its standard error, as a shift: a
+/// quarter of the gap, so the baseline averages the probes (its own spread
+/// about 0.38 of one probe's standard error) with no bias either way.
+const AVERAGE_SHIFT: u32 = 2;
 
 /// The baseline, in nanoseconds; 0 until the first window that has an
 /// answered call.
@@ -96,6 +102,11 @@ pub(super) struct Observed {
 }
 
 impl Observed {
+    /// The standard error of the answered mean, in nanoseconds.
+    pub(super) fn error(&self) -> u64 {
+        self.error
+    }
+
     /// What of `totals` the baseline follows, or `None` when every sample
     /// was censored.
     pub(super) fn of(totals: &SampleTotals) -> Option<Observed> {
@@ -187,48 +198,57 @@ impl Baseline {
         false
     }
 
-    /// A probe's window, at half the limit. A lower mean moves it half
-    /// way, in full from `PROBE_FULL_WEIGHT` samples on (a probe is a
+    /// A probe's window, at half the limit: the one window that may pull
+    /// the baseline up under lasting overload, so it moves it either way
+    /// alike, in full from `PROBE_FULL_WEIGHT` samples on (a probe is a
     /// deliberate measure, and one at a few hundred requests a second would
-    /// otherwise move it a few per cent); an `early` probe's is taken
-    /// whole when under seven eighths of it, as the baseline may have begun
-    /// in a queue (the first window's), which a baseline too high keeps;
-    /// and so is any under two thirds of it (no noise). Only early and past
-    /// an eighth: one probe window fast by chance (a long tail's mean is
-    /// noisy, an eighth at a few dozen samples) would set it low for good,
-    /// as the windows under lasting overload cannot pull it up. Each moves
-    /// it only by what lies past the window's standard error, and a higher
-    /// mean moves it half way too, weighted as a lower one: under lasting
-    /// overload a probe is the one window that may pull it up (weighted as
-    /// any window, a probe's few dozen samples moved it a few per cent, and
-    /// a baseline begun in a window fast by chance stayed low for good). A
-    /// probe at half a limit that still queues (just after the
+    /// otherwise move it a few per cent): a quarter of the way to its mean,
+    /// or half of what lies past the window's standard error where that is
+    /// more. A probe whose mean is within its error of the baseline moves
+    /// it a quarter of the way: the baseline averages the probes, so one
+    /// begun in a window low or high by chance (a sixth either way at a few
+    /// dozen samples of a bimodal mix) comes to the mean within a few
+    /// probes; left alone within the error, it stayed up to one standard
+    /// error off for good, and the rules read that as a queue or as room.
+    ///
+    /// Two lower means are taken whole, where they are lower for sure (the
+    /// mean plus twice its standard error under the mark: once is passed
+    /// by a probe in six by chance, and one taken whole set the baseline a
+    /// third low): an `early` probe's under seven
+    /// eighths of it, as the baseline may have begun in a queue (the first
+    /// window's), which a baseline too high keeps; and any under two thirds
+    /// of it. A probe at half a limit that still queues (just after the
     /// downstream's concurrency fell) pulls it toward that queue; the next,
     /// at a limit the rule has cut, pulls it back. A probe whose holds last
     /// over half a `window` may not have drained a queue of ours in its
-    /// drain window: its higher mean moves it as any window's does. Whether
-    /// it came down by more than a sixteenth: the next probe may lower it
-    /// again.
+    /// drain window: its higher mean moves it only as any window's does.
+    ///
+    /// Whether it moved by more than a sixteenth, either way: the next
+    /// probe comes early, to check it. A baseline a probe left far off is
+    /// so found within a few dozen windows; checked only every
+    /// `probe_every` windows, one a third low held Gradient under a
+    /// downstream's concurrency that had risen fourfold for over a hundred.
     pub(super) fn probed(&mut self, observed: Option<Observed>, early: bool, window: u64) -> bool {
         let Some(observed) = observed else {
             return false;
         };
         let was = self.mean;
-        // Lower by more than chance: what lies past the window's spread.
+        // Lower by more than chance: the mean past the window's spread.
         let low = observed.mean + observed.error;
-        if self.mean == 0 || low * 3 < self.mean * 2 {
+        // A quarter of a gap, or half of what lies past the spread.
+        let step =
+            |gap: u64| (gap >> AVERAGE_SHIFT).max(gap.saturating_sub(observed.error) >> FALL_SHIFT);
+        // Lower for sure: past twice the spread, for a whole take (one
+        // standard error is passed by a window in six, and a probe low by
+        // chance taken whole set the baseline a third low).
+        let sure = low + observed.error;
+        if self.mean == 0 || sure * 3 < self.mean * 2 {
             self.mean = observed.mean;
             self.run = None;
-        } else if low < self.mean {
-            // Whole for an early probe past a window's noise (an eighth).
-            let (shift, to) = if early && low * 8 < self.mean * 7 {
-                (0, observed.mean)
-            } else {
-                (FALL_SHIFT, low)
-            };
-            self.mean -= observed.weigh_as(self.mean - to, shift, PROBE_FULL_WEIGHT);
+        } else if early && sure * 8 < self.mean * 7 {
+            self.mean -= observed.weigh_as(self.mean - observed.mean, 0, PROBE_FULL_WEIGHT);
         } else if observed.mean <= self.mean {
-            // Lower by less than chance: left as it is.
+            self.mean -= observed.weigh_as(step(self.mean - observed.mean), 0, PROBE_FULL_WEIGHT);
         } else if observed.mean.saturating_mul(2) > window {
             // Holds over half a window long: the drain window before did
             // not drain what the limit had queued, so this mean may hold a
@@ -237,15 +257,9 @@ impl Baseline {
             // window.
             self.mean += observed.weigh(observed.mean - self.mean, FALL_SHIFT);
         } else {
-            // Higher by more than chance: half way to what lies past the
-            // spread, weighted as a fall is (under lasting overload a probe
-            // is the one window that may pull the baseline up).
-            let high = observed.mean.saturating_sub(observed.error);
-            if high > self.mean {
-                self.mean += observed.weigh_as(high - self.mean, FALL_SHIFT, PROBE_FULL_WEIGHT);
-            }
+            self.mean += observed.weigh_as(step(observed.mean - self.mean), 0, PROBE_FULL_WEIGHT);
         }
-        self.mean < was - was / 16
+        self.mean.abs_diff(was) > was / 16
     }
 
     /// After the rule moved the limit from `limit` to `next`: a window the
@@ -359,26 +373,84 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_moves_it_up_past_its_standard_error_as_it_moves_it_down() {
+    fn a_probe_moves_it_either_way_alike_and_past_its_standard_error_by_half() {
         let mut baseline = at(1000);
-        // 1050 ± 100 over 16 samples: within chance, left.
-        baseline.probed(noisy(1050, 16, 100), false, 10_000);
-        assert_eq!(baseline.mean, 1000);
-        // 1300 ± 100: half way to 1200, in full from 16 samples (weighted
-        // as a window, it moved 1000 by 9).
+        // 1300 ± 100 over 16 samples: half way to 1200 (more than a
+        // quarter of the gap), in full from 16 samples (weighted as a
+        // window, it moved 1000 by 9).
         baseline.probed(noisy(1300, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1100);
         // 800 ± 100: half way to 900.
         baseline.probed(noisy(800, 16, 100), false, 10_000);
         assert_eq!(baseline.mean, 1000);
-        // Holds over half a window long (the drain did not drain a queue
-        // of ours): weighted as any window, 300 × 16 / 256 / 2.
+        // 1040 ± 100: within chance, a quarter of the way, up or down.
+        baseline.probed(noisy(1040, 16, 100), false, 10_000);
+        assert_eq!(baseline.mean, 1010);
+        baseline.probed(noisy(970, 16, 100), false, 10_000);
+        assert_eq!(baseline.mean, 1000);
+        // A thin probe moves it by its weight: 8 samples of 16.
+        baseline.probed(noisy(1080, 8, 100), false, 10_000);
+        assert_eq!(baseline.mean, 1010);
+    }
+
+    #[test]
+    fn a_probe_with_holds_over_half_a_window_rises_as_any_window() {
+        let mut baseline = at(1000);
+        // The drain may not have drained a queue of ours: weighted as any
+        // window, 300 × 16 / 256 / 2.
         baseline.probed(noisy(1300, 16, 100), false, 2_000);
         assert_eq!(baseline.mean, 1009);
-        // Lower by less than its error, holds that long: left (this
-        // subtracted 1009 from 959 and wrapped the baseline to 2^56 ns).
+        // Lower by less than its error, holds that long: a quarter of the
+        // way down (this once subtracted 1009 from 959 and wrapped the
+        // baseline to 2^56 ns).
         baseline.probed(noisy(959, 16, 100), false, 1_000);
-        assert_eq!(baseline.mean, 1009);
+        assert_eq!(baseline.mean, 997);
+    }
+
+    #[test]
+    fn probes_within_their_error_average_to_the_mean_a_lucky_first_window_missed() {
+        // Begun a sixth low by chance; every probe reads the real mean,
+        // 1200, within its error of 300: the baseline comes to it.
+        let mut baseline = at(1000);
+        for _ in 0..12 {
+            baseline.probed(noisy(1200, 30, 300), false, 100_000);
+        }
+        assert!((1190..=1200).contains(&baseline.mean), "{}", baseline.mean);
+        // And one begun high comes down alike.
+        let mut baseline = at(1400);
+        for _ in 0..12 {
+            baseline.probed(noisy(1200, 30, 300), false, 100_000);
+        }
+        assert!((1200..=1210).contains(&baseline.mean), "{}", baseline.mean);
+    }
+
+    #[test]
+    fn a_whole_take_is_sure_and_checked_by_the_next_probe_whichever_way_it_moved() {
+        // An early probe over an eighth lower past twice its error: taken
+        // whole, and the next probe comes early.
+        let mut baseline = at(1000);
+        assert!(baseline.probed(noisy(600, 16, 100), true, 10_000));
+        assert_eq!(baseline.mean, 600);
+        // Past once its error, not twice (a probe in six by chance): half
+        // way past it.
+        let mut baseline = at(1000);
+        assert!(baseline.probed(noisy(700, 16, 100), true, 10_000));
+        assert_eq!(baseline.mean, 900);
+        // Within an eighth past its error: a quarter of the way.
+        let mut baseline = at(1000);
+        assert!(!baseline.probed(noisy(850, 16, 100), true, 10_000));
+        assert_eq!(baseline.mean, 963);
+        // Under two thirds past twice its error, early or not: whole.
+        let mut baseline = at(1000);
+        assert!(baseline.probed(noisy(400, 16, 100), false, 10_000));
+        assert_eq!(baseline.mean, 400);
+        // Were that take low by chance, the next probe, early, pulls it up
+        // by more than a sixteenth and brings the one after early too.
+        assert!(baseline.probed(noisy(1000, 16, 100), false, 10_000));
+        assert_eq!(baseline.mean, 650);
+        // A move within a sixteenth brings no early probe.
+        assert!(!baseline.probed(noisy(720, 16, 100), false, 10_000));
+        assert_eq!(baseline.mean, 667);
     }
 
     #[test]

@@ -253,14 +253,16 @@ impl Adaptive {
 
     /// Every `windows` windows of a steady limit, two windows run at half
     /// the limit (the first drains what was admitted before) and the
-    /// baseline moves half way to the second's mean latency, down or up,
-    /// past that window's standard error (all the way for an early probe's
-    /// mean more than an eighth below it); then the
+    /// baseline moves toward the second's mean latency, down or up alike:
+    /// half of what lies past that window's standard error, a quarter of
+    /// the way at least, so the probes average out the chance in each (all
+    /// the way for an early probe's mean more than an eighth below it past
+    /// twice its error); then the
     /// limit goes back (after TCP BBR's `ProbeRTT`). The
     /// baseline rises only from windows the limit does not bound, so under
     /// lasting overload this is how it follows a downstream that got
     /// slower, and how it sheds the low bias noise leaves on it. The first
-    /// three probes, and any after one that lowered the baseline by more
+    /// three probes, and any after one that moved the baseline by more
     /// than a sixteenth, come every `windows / 4`: a limit started above
     /// the downstream's concurrency begins its baseline in a queue, and
     /// they find the real one within `windows` of the start. 0: never.

@@ -74,16 +74,18 @@
 //! 5. every `probe_every` windows of a steady limit (`adaptive/probe.rs`), runs
 //!    the next two windows at half the limit instead (the first drains what
 //!    was admitted before it, whose latencies are the old queue's) and moves
-//!    the baseline half way to the second's mean past its standard error
-//!    (down or up, in full from 16 samples on, and whole for an early
-//!    probe's more than an eighth lower; up only as any window when its
-//!    holds last over half a window, which the drain may not have drained),
+//!    the baseline toward the second's mean, down or up alike (half of what
+//!    lies past its standard error, a quarter of the way at least, so the
+//!    probes average out their chance; in full from 16 samples on; whole
+//!    for an early probe's more than an eighth lower past twice its error; up
+//!    only as any window when its holds last over half a window, which the
+//!    drain may not have drained),
 //!    then gives the limit back
 //!    (TCP BBR's `ProbeRTT`), and lets the window after it (admitted at half
 //!    the limit) shrink the limit but not grow it: under lasting overload every window is bound, so
 //!    this is how the baseline sheds the low bias that noise leaves on a
 //!    reference that mostly falls. The first three probes, and any after one
-//!    that lowered the baseline by more than a sixteenth, come four times as
+//!    that moved the baseline by more than a sixteenth, come four times as
 //!    often: the first window, which begins the baseline, is a queue when
 //!    the limit starts above the downstream's concurrency;
 //! 6. resizes the counter if the limit changed, through `resize_from`: only
@@ -231,7 +233,7 @@ impl Controller {
                     self.probe.again();
                 }
                 self.stats.baseline = Duration::from_nanos(self.baseline.mean);
-                self.stats.latency = self.window(&totals, refused).mean_latency;
+                self.stats.latency = self.window(&totals, observed, refused).mean_latency;
                 self.stats.probes += 1;
                 let next = restore.clamp(self.min_limit, self.max_limit);
                 self.stats.limit = next;
@@ -244,7 +246,7 @@ impl Controller {
         {
             self.probe.relearnt();
         }
-        let window = self.window(&totals, refused);
+        let window = self.window(&totals, observed, refused);
         self.stats.latency = window.mean_latency;
 
         let proposed = catch_unwind(AssertUnwindSafe(|| self.algorithm.update(limit, &window)))
@@ -278,7 +280,7 @@ impl Controller {
     }
 
     /// The window the algorithm sees, with the baseline as it stands.
-    fn window(&self, totals: &SampleTotals, refused: u64) -> Window {
+    fn window(&self, totals: &SampleTotals, observed: Option<Observed>, refused: u64) -> Window {
         let (min, mean) = match totals.sum_nanos.checked_div(totals.samples) {
             None => (Duration::ZERO, Duration::ZERO),
             Some(mean) => {
@@ -296,6 +298,7 @@ impl Controller {
             mean_latency: mean,
             max_latency: Duration::from_nanos(totals.max_nanos),
             baseline: Duration::from_nanos(self.baseline.mean),
+            mean_error: Duration::from_nanos(observed.map_or(0, |observed| observed.error())),
             max_in_flight: usize::try_from(totals.peak).unwrap_or(usize::MAX),
             refused,
         }

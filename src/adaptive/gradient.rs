@@ -28,7 +28,9 @@ const AIM: f64 = 0.5;
 ///   baseline or below (no queue at all); else by one a window at most,
 ///   and one at least while within the middle of the tolerance
 ///   (`ratio ≥ 1 + (tolerance − 1) / 2`), a probe, so a limit of 1 climbs
-///   back; noise near the tolerance is no room (Netflix adds
+///   back. That slot is read with the mean one standard error higher
+///   ([`Window::gradient_past_error`]): a window fast by chance is no
+///   room, and noise near the tolerance none either (Netflix adds
 ///   `queue_size` always, and the limit grows without bound where the
 ///   ratio sits just under 1, PR #134). Between the aim and the tolerance
 ///   it holds.
@@ -60,6 +62,8 @@ const AIM: f64 = 0.5;
 /// assert_eq!(gradient.update(20, &calm), 24); // room for 5 more: + queue size 4
 /// let nearer = Window::new(50, ms(12), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &nearer), 21); // at the aim: + 1, a probe
+/// // The same mean, give or take 2 ms by chance: it may be 14 ms, no room.
+/// assert_eq!(gradient.update(20, &nearer.with_mean_error(ms(2))), 20);
 /// let near = Window::new(50, ms(14), 20).with_baseline(ms(10));
 /// assert_eq!(gradient.update(20, &near), 20); // past the aim, within tolerance: holds
 /// assert_eq!(gradient.update(1, &Window::new(50, ms(11), 1).with_baseline(ms(10))), 2); // a probe
@@ -191,15 +195,23 @@ impl Algorithm for Gradient {
             // middle of the tolerance (a probe). Between the aim and the
             // tolerance, hold: the limit settles there, not on the edge
             // noise crosses.
-            let aim = (1.0 + AIM * (self.tolerance - 1.0)) * gradient;
-            let room = (current * (aim - 1.0)).round().max(0.0) as usize;
+            let aim = 1.0 + AIM * (self.tolerance - 1.0);
+            let room = |gradient: f64| (current * (aim * gradient - 1.0)).round().max(0.0) as usize;
+            // Past the baseline, the mean read as high as chance may have
+            // made it (plus its standard error): a window fast by chance is
+            // no room. At a few dozen samples of a bimodal mix, read
+            // plainly, it took the limit over 1.5 K a window in four. Not
+            // at the baseline or below: there nothing queues, and reading
+            // it so slowed the climb after the downstream's concurrency
+            // rose (the example's goodput fell by a tenth).
+            let cautious = window.gradient_past_error();
             let growth = if gradient >= 1.0 {
                 // No slower than the baseline: no queue at all.
-                room.clamp(1, self.queue_size.max(1))
-            } else if ratio >= 1.0 + (self.tolerance - 1.0) / 2.0 {
+                room(gradient).clamp(1, self.queue_size.max(1))
+            } else if self.tolerance * cautious >= 1.0 + (self.tolerance - 1.0) / 2.0 {
                 1 // within the middle of the tolerance: a probe
             } else {
-                room.min(1) // near the tolerance, a slot a window: noise is no room
+                room(cautious).min(1) // near the tolerance, a slot a window
             };
             if growth > 0 {
                 self.estimate = (limit + growth) as f64;

@@ -10,9 +10,10 @@
 //! windows of a steady limit, two windows run at half the limit: in the
 //! first, the requests admitted before it drain (a queue of ours drains
 //! with them, and their latencies are the queue's); in the second, the
-//! baseline moves half way to its mean, down or up, past that window's
-//! standard error (an early probe's mean more than an eighth lower: all
-//! the way). The limit then
+//! baseline moves toward its mean, down or up alike: half of what lies
+//! past that window's standard error, a quarter of the way at least, so
+//! successive probes average out the chance in each (an early probe's mean
+//! more than an eighth lower past twice its error: all the way). The limit then
 //! goes back to where it was, and the window after, whose requests were
 //! admitted at half of it, may not grow it. It costs two windows in
 //! `probe_every` at half the limit (BBR spends about 2% of its time in
@@ -26,8 +27,8 @@
 /// a limit that hovers (down one, up one) is steady enough.
 const STEADY_WINDOWS: u64 = 1;
 
-/// The first `EARLY_PROBES` probes, and any after one that lowered the
-/// baseline by a lot, come this many times as often. The baseline began
+/// The first `EARLY_PROBES` probes, and any after one that moved the
+/// baseline by a lot (either way), come this many times as often. The baseline began
 /// at the first window's mean, which a limit started above the
 /// downstream's concurrency fills with a queue; lower means pull it down
 /// only as the queue drains, and a limit held where the mean is within
@@ -35,7 +36,8 @@ const STEADY_WINDOWS: u64 = 1;
 /// limit that still comes down may itself queue, so one is not enough;
 /// each lowers the limit, and the first at half a limit that no longer
 /// queues takes the real mean: within `probe_every` windows of the start,
-/// not after several.
+/// not after several. A probe that moved it a lot up, after a probe low by
+/// chance was taken whole, is checked as soon.
 const EARLY: u64 = 4;
 /// How many probes come early from the start.
 const EARLY_PROBES: u8 = 3;
@@ -45,7 +47,7 @@ const EARLY_PROBES: u8 = 3;
 pub(super) struct Probe {
     /// Windows between probes; 0: never.
     every: u64,
-    /// Probes still to come `EARLY` times as often (the last lowered the
+    /// Probes still to come `EARLY` times as often (the last moved the
     /// baseline by a lot, or few have run).
     early: u8,
     /// Windows since the last probe or re-learn.
@@ -123,8 +125,8 @@ impl Probe {
         self.restore.is_some()
     }
 
-    /// The probe that just measured lowered the baseline by a lot: it may
-    /// still be too high, and the next probe comes early.
+    /// The probe that just measured moved the baseline by a lot: it may
+    /// still be off, and the next probe comes early.
     pub(super) fn again(&mut self) {
         self.early = self.early.max(1);
     }

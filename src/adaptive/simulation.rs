@@ -244,30 +244,42 @@ fn each_rule_settles_within_k_and_one_and_a_half_k_after_every_change_whatever_t
 /// 1.5 K in a window in five; AIMD reads no baseline.)
 #[test]
 fn each_rule_holds_its_band_and_its_baseline_through_thin_noisy_windows() {
+    // A bimodal downstream at 5 × K samples a window (the example's rate):
+    // a window's mean is off by a sixth either way by chance at K = 6.
     for rule in [Adaptive::gradient, Adaptive::vegas] {
         let name = rule().algorithm_name();
         for k in [6, 16, 24] {
-            for seed in 0..4 {
+            let (mut within, mut windows) = (0, 0);
+            for seed in 0..8 {
                 let mut controller = Controller::new(rule(), 4);
                 let mut limit = 4;
                 let mut downstream = Downstream::new(k, 4 * k.max(24), Shape::Bimodal);
                 downstream.samples = 5 * k as u64;
                 downstream.seed += seed;
                 run(&mut controller, &mut limit, &mut downstream, 100);
-                let (mut within, mut baselines) = (0, 0.0);
+                let mut baselines = 0.0;
                 for _ in 0..300 {
                     let limits = run(&mut controller, &mut limit, &mut downstream, 1);
                     within += usize::from((k..=k + k / 2).contains(&limits[0]));
+                    windows += 1;
                     baselines += controller.stats().baseline.as_secs_f64();
                 }
-                let what = format!("{name} at K = {k}, seed {seed}");
-                assert!(within >= 200, "{what}: within [K, 1.5 K] {within} of 300");
                 let baseline = baselines / 300.0 / BASE.as_secs_f64();
                 assert!(
                     (0.85..=1.15).contains(&baseline),
-                    "{what}: baseline {baseline:.2} of the mean with no queue"
+                    "{name} at K = {k}, seed {seed}: baseline {baseline:.2} of the mean with no queue"
                 );
             }
+            // At K = 6 the band is 3 requests wide and a window's noise one
+            // or two. Gradient's growth read plainly, past the baseline,
+            // held it there in 94% of windows at K = 16 (over 1.5 K the
+            // rest); 98% now.
+            let share = within as f64 / windows as f64;
+            let least = if k == 6 { 0.7 } else { 0.95 };
+            assert!(
+                share >= least,
+                "{name} at K = {k}: within [K, 1.5 K] in {share:.2} of the windows"
+            );
         }
     }
 }
@@ -612,6 +624,35 @@ fn a_baseline_begun_in_a_queue_is_found_by_the_early_probes() {
             assert!(
                 baseline < BASE.mul_f64(1.25),
                 "{name}, {shape:?}: baseline {baseline:?}; {limits:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_rule_follows_a_fourfold_rise_of_concurrency_through_thin_noisy_windows() {
+    // Settled at K = 6 on thin bimodal windows (30 samples: a mean off by
+    // a sixth either way by chance), then the downstream takes 24. A
+    // baseline a probe took whole from a window low by chance, or one the
+    // probes left within their error of where a lucky window began it,
+    // reads the no-queue mean as a queue: Gradient held at 4 to 6 for 50
+    // windows and more (seed 23).
+    for rule in [Adaptive::gradient, Adaptive::vegas] {
+        let name = rule().algorithm_name();
+        for seed in 0..96 {
+            let mut controller = Controller::new(rule(), 4);
+            let mut limit = 4;
+            let mut downstream = Downstream::new(6, 96, Shape::Bimodal);
+            downstream.samples = 30;
+            downstream.seed += seed;
+            run(&mut controller, &mut limit, &mut downstream, 100);
+            downstream.k = 24;
+            downstream.samples = 120;
+            let limits = run(&mut controller, &mut limit, &mut downstream, 100);
+            assert!(
+                limits.iter().any(|&limit| limit >= 24),
+                "{name}, seed {seed}: never reached K = 24 in 100 windows: {limits:?}, baseline {:?}",
+                controller.stats().baseline
             );
         }
     }

@@ -37,7 +37,7 @@ pub struct AdaptiveStats {
     /// downstream that got slower for good is re-learnt whole: when a run
     /// of decreases halved the limit under refusals and, two windows in a
     /// row, the mean stayed 30% above what shedding a queue would have
-    /// left, at the minimum limit, and by a probe (see
+    /// left, and at the minimum limit. A probe moves it either way (see
     /// [`Adaptive::probe_every`](super::Adaptive::probe_every)). Zero
     /// before the first window.
     pub baseline: Duration,

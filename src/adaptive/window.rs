@@ -43,6 +43,10 @@ pub struct Window {
     /// latency with no queue downstream (see
     /// [`AdaptiveStats::baseline`](super::AdaptiveStats::baseline)).
     pub baseline: Duration,
+    /// The standard error of the answered calls' mean: how far chance
+    /// alone moves this window's mean (the spread of their holds over the
+    /// square root of their count). Zero when the spread is unknown.
+    pub mean_error: Duration,
 
     /// The most permits in flight at a sampled release (an upper
     /// estimate: each shard's peak, summed).
@@ -73,6 +77,7 @@ impl Window {
             mean_latency,
             max_latency: mean_latency,
             baseline: mean_latency,
+            mean_error: Duration::ZERO,
             max_in_flight,
             refused: 0,
         }
@@ -137,6 +142,21 @@ impl Window {
         self
     }
 
+    /// The same window with standard error `mean_error` of its mean.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let window = sidejob::adaptive::Window::new(30, ms(20), 6).with_mean_error(ms(3));
+    /// assert_eq!(window.mean_error, ms(3));
+    /// ```
+    pub fn with_mean_error(mut self, mean_error: Duration) -> Window {
+        self.mean_error = mean_error;
+        self
+    }
+
     /// How much of the window's latency is the downstream's own:
     /// `baseline / mean_latency`, from 0 (all queue) to 1 (no queue) or
     /// above (faster than the baseline). The baseline is a reference of
@@ -160,6 +180,29 @@ impl Window {
             return 1.0;
         }
         self.baseline.as_secs_f64() / self.mean_latency.as_secs_f64()
+    }
+
+    /// The [gradient](Window::gradient) with the mean one standard error
+    /// higher: `baseline / (mean_latency + mean_error)`, as low as chance
+    /// alone plausibly left it. A rule that grows on it reads no room into
+    /// a window fast by chance. The gradient itself when the error is
+    /// unknown (zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let window = sidejob::adaptive::Window::new(30, ms(8), 6).with_baseline(ms(10));
+    /// assert_eq!(window.gradient(), 1.25);
+    /// assert_eq!(window.with_mean_error(ms(2)).gradient_past_error(), 1.0);
+    /// ```
+    pub fn gradient_past_error(&self) -> f64 {
+        let high = self.mean_latency.saturating_add(self.mean_error);
+        if high.is_zero() || self.baseline.is_zero() {
+            return 1.0;
+        }
+        self.baseline.as_secs_f64() / high.as_secs_f64()
     }
 
     /// The same window with `refused` refusals.
