@@ -12,7 +12,10 @@ use crate::error::BuildError;
 /// `lg = max(1, ⌊log10 limit⌋)`, the queue it aims for is between
 /// `a = alpha × lg` and `b = beta × lg`, both capped for small limits at a
 /// third of the limit (at least 1): if `q = 0` the limit grows by
-/// `beta × lg`, at most half itself (fast, while nothing queues); if
+/// `beta × lg`, at most half itself (fast, while nothing queues), and by
+/// half that unless the mean plus its standard error
+/// ([`Window::gradient_past_error`]) is at the baseline too (so a window
+/// fast by chance does not take the limit far past its queue); if
 /// `q ≤ lg` or `q < a`, by `lg`; growth stops at 1.5 × `limit − q`, the concurrency
 /// the downstream is estimated to take;
 /// if `q > b`, it sheds the excess `q − b` (at least `lg`, at most a
@@ -44,6 +47,8 @@ use crate::error::BuildError;
 /// let mut vegas = Vegas::default();
 /// let calm = Window::new(50, ms(10), 20).with_baseline(ms(10));
 /// assert_eq!(vegas.update(20, &calm), 26); // q = 0: + 6
+/// // The same mean, give or take 1 ms by chance: + 3.
+/// assert_eq!(vegas.update(20, &calm.with_mean_error(ms(1))), 23);
 /// let queued = Window::new(50, ms(20), 20).with_baseline(ms(10)); // q = 10
 /// assert_eq!(vegas.update(20, &queued), 16); // sheds 10 - 6
 /// let stalled = Window::new(50, ms(200), 20).with_baseline(ms(10)); // q = 19
@@ -130,9 +135,15 @@ impl Algorithm for Vegas {
         // a limit of 3 for good.
         let ceiling = (((limit as f64 - estimate) * 1.5) as usize).max(limit);
         if queue == 0 {
-            // Nothing queues: grow fast, by up to half the limit.
-            (limit + self.beta.saturating_mul(lg).min(limit / 2).max(lg))
-                .min(ceiling.max(limit + 1))
+            // Nothing queues: grow fast, by up to half the limit; by half
+            // that unless the mean plus its standard error is at the
+            // baseline too (a window fast by chance: at a few dozen samples
+            // of a bimodal mix, with a limit settled over its queue, the
+            // full step took it past 1.5 K a window in six).
+            let step = self.beta.saturating_mul(lg).min(limit / 2).max(lg);
+            let sure = window.gradient_past_error() >= 1.0;
+            let step = if sure { step } else { (step / 2).max(lg) };
+            (limit + step).min(ceiling.max(limit + 1))
         } else if queue <= lg || queue < alpha {
             (limit + lg).min(ceiling)
         } else if queue > beta {
