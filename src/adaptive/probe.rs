@@ -17,7 +17,10 @@
 //! goes back to where it was, and the window after, whose requests were
 //! admitted at half of it, may not grow it. It costs two windows in
 //! `probe_every` at half the limit (BBR spends about 2% of its time in
-//! `ProbeRTT`). A baseline too high is the other failure: the first
+//! `ProbeRTT`), and up to about 40% more where thin, noisy windows make
+//! probes move the baseline by more than a sixteenth, each of which brings
+//! the next early (a simulation of 10-sample windows of a long tail: 20 to
+//! 22 probes in 1,000 windows against 16). A baseline too high is the other failure: the first
 //! window begins it, and a limit started above the downstream's
 //! concurrency fills that window with a queue. So the first probes come
 //! early (`EARLY`).
