@@ -214,10 +214,9 @@ impl Baseline {
     /// Two lower means are taken whole, where they are lower for sure (the
     /// mean plus twice its standard error under the mark: once is passed
     /// by a probe in six by chance, and one taken whole set the baseline a
-    /// third low): an `early` probe's under seven
-    /// eighths of it, as the baseline may have begun in a queue (the first
-    /// window's), which a baseline too high keeps; and any under two thirds
-    /// of it. A probe at half a limit that still queues (just after the
+    /// third low): an `early` probe's under seven eighths of it, as the
+    /// baseline may have begun in a queue (the first window's), which a
+    /// baseline too high keeps; and any under two thirds of it. A probe at half a limit that still queues (just after the
     /// downstream's concurrency fell) pulls it toward that queue; the next,
     /// at a limit the rule has cut, pulls it back. A probe whose holds last
     /// over half a `window` may not have drained a queue of ours in its
@@ -233,15 +232,13 @@ impl Baseline {
             return false;
         };
         let was = self.mean;
-        // Lower by more than chance: the mean past the window's spread.
-        let low = observed.mean + observed.error;
         // A quarter of a gap, or half of what lies past the spread.
         let step =
             |gap: u64| (gap >> AVERAGE_SHIFT).max(gap.saturating_sub(observed.error) >> FALL_SHIFT);
         // Lower for sure: past twice the spread, for a whole take (one
         // standard error is passed by a window in six, and a probe low by
         // chance taken whole set the baseline a third low).
-        let sure = low + observed.error;
+        let sure = observed.mean + 2 * observed.error;
         if self.mean == 0 || sure * 3 < self.mean * 2 {
             self.mean = observed.mean;
             self.run = None;

@@ -203,7 +203,7 @@ impl Algorithm for Gradient {
             // plainly, it took the limit over 1.5 K a window in four. Not
             // at the baseline or below: there nothing queues, and reading
             // it so slowed the climb after the downstream's concurrency
-            // rose (the example's goodput fell by a tenth).
+            // rose (the example's goodput fell in 3 runs of 4).
             let cautious = window.gradient_past_error();
             let growth = if gradient >= 1.0 {
                 // No slower than the baseline: no queue at all.
