@@ -33,7 +33,9 @@
 //! (`INFO commandstats`), Redis's time per renewal over every command (an
 //! upper bound: a command a script runs counts both in the script's time
 //! and in its own), and the share of one Redis core the budget would take
-//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`).
+//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`), and below
+//! each size's row the script calls by reason (a want that moved its
+//! node's share, or what the quiet renewal found moved).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -107,6 +109,11 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     noise: u64,
 }
+
+/// Why a renewal ran the script when its node's reported want moved its
+/// share (`quiet::Water::moves`); the quiet renewal's own reasons are
+/// `quiet::Verdict::Script`'s.
+const MOVED: &str = "its want moved its share";
 
 /// One simulated node's view of its last answer.
 #[derive(Clone, Default)]
@@ -221,7 +228,8 @@ impl Budget {
 
     /// One renewal of node `index` as its renewal task makes it: quiet if
     /// it may be, by script if it may not or the quiet one says so; the
-    /// time from sending to the last answer, and whether it came too late.
+    /// time from sending to the last answer, whether it came too late, and
+    /// why it ran the script, if it did.
     /// The want it reports is `quiet::Water::reported`'s for its demand
     /// (its demand itself with `lower_at_once`); holding more, it lowers
     /// what it holds first (`renewal.rs`'s `give_back`).
@@ -231,13 +239,15 @@ impl Budget {
         index: usize,
         node: &mut Node,
         lower_at_once: bool,
-    ) -> (Duration, bool) {
+    ) -> (Duration, bool, Option<&'static str>) {
         let reported = |node: &Node, reported: u64| match lower_at_once {
             true => node.demand,
             false => quiet::Water::reported(node.water, reported, node.demand),
         };
         let sent = Instant::now();
+        let mut why = "no answer heard yet";
         if let (Some(heard), Some((seen, at))) = (node.heard.clone(), node.seen) {
+            why = MOVED;
             let want = reported(node, heard.want);
             if node.water.is_none() || !quiet::Water::moves(node.water, heard.want, want) {
                 let settings = (self.lease_ms, REFRESH_MS);
@@ -257,10 +267,15 @@ impl Budget {
                         node.quiet += 1;
                         let want = reported(node, heard.want);
                         if !quiet::Water::moves(node.water, heard.want, want) {
-                            return (sent.elapsed(), false);
+                            return (sent.elapsed(), false, None);
                         }
                     }
-                    quiet::Verdict::Script { expiry, water, .. } => {
+                    quiet::Verdict::Script {
+                        expiry,
+                        water,
+                        why: told,
+                    } => {
+                        why = told;
                         node.seen = Some((expiry, sent));
                         node.water = water;
                         node.quiet += 1;
@@ -275,7 +290,7 @@ impl Budget {
         };
         node.holding = node.holding.min(node.want);
         let (_, late) = self.call(connection, index, node, "renew").await;
-        (sent.elapsed(), late)
+        (sent.elapsed(), late, Some(why))
     }
 }
 
@@ -395,8 +410,16 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         args,
     )
     .await;
-    let late = answers.iter().filter(|(_, late)| *late).count();
-    let mut took: Vec<Duration> = answers.into_iter().map(|(took, _)| took).collect();
+    let late = answers.iter().filter(|(_, late, _)| *late).count();
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for why in answers.iter().filter_map(|(_, _, why)| *why) {
+        match reasons.iter_mut().find(|(seen, _)| *seen == why) {
+            Some((_, count)) => *count += 1,
+            None => reasons.push((why, 1)),
+        }
+    }
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut took: Vec<Duration> = answers.into_iter().map(|(took, _, _)| took).collect();
     took.sort();
     let (scripts, script_usec) = command_time(&mut control, Some(&["evalsha", "eval"])).await;
     // Every command's time, the script's calls counted twice (in the
@@ -415,18 +438,26 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         joined.as_secs_f64(),
         scripts / renewals as f64 * 100.0,
     );
+    if !reasons.is_empty() {
+        let reasons: Vec<String> = reasons
+            .iter()
+            .map(|(why, count)| format!("{why} {count}"))
+            .collect();
+        println!("       | script calls by reason: {}", reasons.join(", "));
+    }
     (per_call, p99, busy)
 }
 
 /// `renewals` renewals of the fleet's `nodes` nodes spread over one second,
-/// `in_flight` at a time: how long each took, and whether it came late.
+/// `in_flight` at a time: how long each took, whether it came late, and
+/// why it ran the script, if it did.
 async fn round(
     budget: &Arc<Budget>,
     states: &Arc<Vec<Mutex<Node>>>,
     control: &MultiplexedConnection,
     (nodes, renewals, number): (usize, usize, u64),
     args: &Args,
-) -> Vec<(Duration, bool)> {
+) -> Vec<(Duration, bool, Option<&'static str>)> {
     let workers = args.in_flight.min(renewals).min(nodes).max(1);
     let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
     let mut round = tokio::task::JoinSet::new();
