@@ -216,11 +216,12 @@ impl Baseline {
     /// by a probe in six by chance, and one taken whole set the baseline a
     /// third low): an `early` probe's under seven eighths of it, as the
     /// baseline may have begun in a queue (the first window's), which a
-    /// baseline too high keeps; and any under two thirds of it. A probe at half a limit that still queues (just after the
-    /// downstream's concurrency fell) pulls it toward that queue; the next,
-    /// at a limit the rule has cut, pulls it back. A probe whose holds last
-    /// over half a `window` may not have drained a queue of ours in its
-    /// drain window: its higher mean moves it only as any window's does.
+    /// baseline too high keeps; and any under two thirds of it. A probe at
+    /// half a limit that still queues (just after the downstream's
+    /// concurrency fell) pulls it toward that queue; the next, at a limit
+    /// the rule has cut, pulls it back. A probe whose holds last over half
+    /// a `window` may not have drained a queue of ours in its drain window:
+    /// its higher mean moves it only as any window's does.
     ///
     /// Whether it moved by more than a sixteenth, either way: the next
     /// probe comes early, to check it. A baseline a probe left far off is

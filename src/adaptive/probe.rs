@@ -20,10 +20,10 @@
 //! `ProbeRTT`), and up to about 40% more where thin, noisy windows make
 //! probes move the baseline by more than a sixteenth, each of which brings
 //! the next early (a simulation of 10-sample windows of a long tail: 20 to
-//! 22 probes in 1,000 windows against 16). A baseline too high is the other failure: the first
-//! window begins it, and a limit started above the downstream's
-//! concurrency fills that window with a queue. So the first probes come
-//! early (`EARLY`).
+//! 22 probes in 1,000 windows against 16). A baseline too high is the
+//! other failure: the first window begins it, and a limit started above
+//! the downstream's concurrency fills that window with a queue. So the
+//! first probes come early (`EARLY`).
 
 /// Windows of a steady limit (no decrease) before a probe may run: a limit
 /// still coming down sheds a queue, and half of it may still queue. One:
