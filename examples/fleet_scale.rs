@@ -10,7 +10,8 @@
 //! ```
 //!
 //! For each fleet size it joins every node (64 calls in flight, as nodes
-//! starting at once would make them), renews for a lease untimed (past the
+//! starting at once would make them, each on a connection of its own, as
+//! each node has one), renews for a lease untimed (past the
 //! budget's first, learning, lease), then times a round of renewals
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
 //! them: a share of the renewals (`--churn`, 20% by default) come from
@@ -33,9 +34,13 @@
 //! (`INFO commandstats`), Redis's time per renewal over every command (an
 //! upper bound: a command a script runs counts both in the script's time
 //! and in its own), and the share of one Redis core the budget would take
-//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`), and below
-//! each size's row the script calls by reason (a want that moved its
-//! node's share, or what the quiet renewal found moved).
+//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`); then the
+//! share of a core Redis's main thread used over the round (`INFO cpu`,
+//! scaled to a 1 s refresh), which also counts reading each call and
+//! writing its answer, the part of a round trip no command's time shows;
+//! the same for one `PING` a renewal, paced alike (the floor of any
+//! renewal that takes a round trip); and below each size's row the script calls by reason (a want that
+//! moved its node's share, or what the quiet renewal found moved).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -333,6 +338,26 @@ async fn command_time(
     (calls, usec)
 }
 
+/// The CPU time (s) of Redis's main thread so far, user and system
+/// (`INFO cpu`): the commands, and reading calls and writing answers.
+async fn cpu_seconds(connection: &mut MultiplexedConnection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(connection)
+        .await
+        .expect("INFO answers");
+    info.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(field, _)| {
+            matches!(
+                *field,
+                "used_cpu_user_main_thread" | "used_cpu_sys_main_thread"
+            )
+        })
+        .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
+        .sum()
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[index].as_secs_f64() * 1e6
@@ -350,6 +375,18 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .query_async(&mut control)
         .await
         .expect("FLUSHALL");
+    // A connection of its own for each call in flight, as each node has
+    // its own: Redis reads and answers every call alone, not many calls
+    // at once on a connection they share.
+    let mut connections = Vec::new();
+    for _ in 0..64.max(args.in_flight).min(nodes) {
+        connections.push(
+            client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+                .expect("redis-server answers"),
+        );
+    }
     let budget = Arc::new(Budget::new(
         &format!("scale-{nodes}"),
         args.slots * nodes as u64,
@@ -373,9 +410,9 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     // Every node joins, 64 calls in flight.
     let started = Instant::now();
     let mut joins = tokio::task::JoinSet::new();
-    for worker in 0..64.min(nodes) {
+    for (worker, connection) in connections.iter().enumerate().take(64.min(nodes)) {
         let (budget, states) = (Arc::clone(&budget), Arc::clone(&states));
-        let mut connection = control.clone();
+        let mut connection = connection.clone();
         joins.spawn(async move {
             for index in (worker..nodes).step_by(64) {
                 let mut node = states[index].lock().await;
@@ -394,7 +431,14 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         let warming = Instant::now();
         while warming.elapsed() < Duration::from_millis(args.lease_ms + 1_000) {
             rounds += 1;
-            round(&budget, &states, &control, (nodes, renewals, rounds), args).await;
+            round(
+                &budget,
+                &states,
+                &connections,
+                (nodes, renewals, rounds),
+                args,
+            )
+            .await;
         }
     }
     let _: () = redis::cmd("CONFIG")
@@ -402,14 +446,23 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .query_async(&mut control)
         .await
         .expect("CONFIG RESETSTAT");
+    let cpu_before = cpu_seconds(&mut control).await;
+    let timed = Instant::now();
     let answers = round(
         &budget,
         &states,
-        &control,
+        &connections,
         (nodes, renewals, rounds + 1),
         args,
     )
     .await;
+    // Redis's main thread's CPU over the round, which spread the fleet's
+    // renewals of one refresh over one second: its share of a core.
+    let cpu = (cpu_seconds(&mut control).await - cpu_before) / timed.elapsed().as_secs_f64()
+        * nodes as f64
+        / renewals as f64
+        * 100.0;
+    let floor = ping_floor(&mut control, &connections, (nodes, renewals), args).await;
     let late = answers.iter().filter(|(_, late, _)| *late).count();
     let mut reasons: Vec<(&str, usize)> = Vec::new();
     for why in answers.iter().filter_map(|(_, _, why)| *why) {
@@ -434,7 +487,7 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
     let busy = nodes as f64 * per_renewal / (REFRESH_MS as f64 * 1e3) * 100.0;
     println!(
-        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {:>7.1}% | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {per_renewal:>10.1} | {busy:>9.1}%",
+        "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {:>7.1}% | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {per_renewal:>10.1} | {busy:>9.1}% | {cpu:>8.1}% | {floor:>9.1}%",
         joined.as_secs_f64(),
         scripts / renewals as f64 * 100.0,
     );
@@ -454,7 +507,7 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
 async fn round(
     budget: &Arc<Budget>,
     states: &Arc<Vec<Mutex<Node>>>,
-    control: &MultiplexedConnection,
+    connections: &[MultiplexedConnection],
     (nodes, renewals, number): (usize, usize, u64),
     args: &Args,
 ) -> Vec<(Duration, bool, Option<&'static str>)> {
@@ -462,9 +515,9 @@ async fn round(
     let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
     let mut round = tokio::task::JoinSet::new();
     let start = tokio::time::Instant::now();
-    for worker in 0..workers {
+    for (worker, connection) in connections.iter().enumerate().take(workers) {
         let (budget, states) = (Arc::clone(budget), Arc::clone(states));
-        let mut connection = control.clone();
+        let mut connection = connection.clone();
         let churn = args.churn;
         let lowers_at_once = args.lower_at_once;
         let noise = args.noise;
@@ -496,6 +549,43 @@ async fn round(
     round.join_all().await.into_iter().flatten().collect()
 }
 
+/// The floor of any renewal that takes a round trip: `renewals` `PING`s
+/// paced as [`round`] paces the renewals, one per call in flight on each
+/// connection; Redis's main thread's CPU share over them, scaled to the
+/// fleet's `nodes` at a 1 s refresh.
+async fn ping_floor(
+    control: &mut MultiplexedConnection,
+    connections: &[MultiplexedConnection],
+    (nodes, renewals): (usize, usize),
+    args: &Args,
+) -> f64 {
+    let workers = args.in_flight.min(renewals).min(nodes).max(1);
+    let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
+    let before = cpu_seconds(control).await;
+    let timed = Instant::now();
+    let start = tokio::time::Instant::now();
+    let mut pings = tokio::task::JoinSet::new();
+    for (worker, connection) in connections.iter().enumerate().take(workers) {
+        let mut connection = connection.clone();
+        pings.spawn(async move {
+            let first = start + every.mul_f64(worker as f64 / workers as f64);
+            let mut ticks = tokio::time::interval_at(first, every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            for _ in (worker..renewals).step_by(workers) {
+                ticks.tick().await;
+                let _: String = redis::cmd("PING")
+                    .query_async(&mut connection)
+                    .await
+                    .expect("PING answers");
+            }
+        });
+    }
+    pings.join_all().await;
+    (cpu_seconds(control).await - before) / timed.elapsed().as_secs_f64() * nodes as f64
+        / renewals as f64
+        * 100.0
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args = Args::parse();
@@ -506,7 +596,7 @@ async fn main() {
         server.port, args.lease_ms, args.slots, args.churn, args.noise
     );
     println!(
-        " nodes |    joined | renewals |  late | scripted | p50 (us) | p99 (us) | usec_per_call | per renewal | redis busy"
+        " nodes |    joined | renewals |  late | scripted | p50 (us) | p99 (us) | usec_per_call | per renewal | redis busy | redis cpu | ping floor"
     );
     let mut last = None;
     for &nodes in &args.sizes {
