@@ -12,9 +12,12 @@
 //! For each fleet size it joins every node (64 calls in flight, as nodes
 //! starting at once would make them, each on a connection of its own, as
 //! each node has one), renews for a lease untimed (past the
-//! budget's first, learning, lease), then times a round of renewals
+//! budget's first, learning, lease), then times a lease's worth of rounds
+//! one after another (`--timed-rounds`), each a renewal of every node
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
-//! them: a share of the renewals (`--churn`, 20% by default) come from
+//! them (a lease's worth, so the refresh after a lease ends, when the
+//! capped nodes' turns for the leftover slots move on, counts as often as
+//! it comes): a share of the renewals (`--churn`, 20% by default) come from
 //! nodes whose want moved (drawn afresh each round), so the fair share is
 //! recomputed under a changing demand. `--slots` sets the budget per node
 //! (8 by default, where wants drawn from 0 to 16 bind about half the time;
@@ -35,12 +38,13 @@
 //! upper bound: a command a script runs counts both in the script's time
 //! and in its own), and the share of one Redis core the budget would take
 //! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`); then the
-//! share of a core Redis's main thread used over the round (`INFO cpu`,
+//! share of a core Redis's main thread used over the rounds (`INFO cpu`,
 //! scaled to a 1 s refresh), which also counts reading each call and
 //! writing its answer, the part of a round trip no command's time shows;
 //! the same for one `PING` a renewal, paced alike (the floor of any
-//! renewal that takes a round trip); and below each size's row the script calls by reason (a want that
-//! moved its node's share, or what the quiet renewal found moved).
+//! renewal that takes a round trip); and below each size's row the script
+//! calls by reason (a want that moved its node's share, or what the quiet
+//! renewal found moved).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -100,6 +104,11 @@ struct Args {
     /// lease, instead of after a lease of untimed renewals.
     #[arg(long)]
     no_warm_up: bool,
+    /// Rounds timed one after another (default: a lease's worth, so the
+    /// figures include the refresh after a lease ends, when the capped
+    /// nodes' turns for the leftover slots move on).
+    #[arg(long)]
+    timed_rounds: Option<u64>,
     /// Nodes report every want that fell at once, as before
     /// `quiet::Water::reported`, to compare.
     #[arg(long)]
@@ -425,7 +434,7 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     let joined = started.elapsed();
 
     // Renewals for a lease and a second, untimed, so the budget is past
-    // its first (learning) lease; then one round, timed.
+    // its first (learning) lease; then the rounds timed.
     let mut rounds = 0;
     if !args.no_warm_up {
         let warming = Instant::now();
@@ -448,21 +457,32 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .expect("CONFIG RESETSTAT");
     let cpu_before = cpu_seconds(&mut control).await;
     let timed = Instant::now();
-    let answers = round(
-        &budget,
-        &states,
-        &connections,
-        (nodes, renewals, rounds + 1),
-        args,
-    )
-    .await;
-    // Redis's main thread's CPU over the round, which spread the fleet's
-    // renewals of one refresh over one second: its share of a core.
+    let timed_rounds = args
+        .timed_rounds
+        .unwrap_or(args.lease_ms.div_ceil(REFRESH_MS))
+        .max(1);
+    let mut answers = Vec::new();
+    for number in 1..=timed_rounds {
+        answers.extend(
+            round(
+                &budget,
+                &states,
+                &connections,
+                (nodes, renewals, rounds + number),
+                args,
+            )
+            .await,
+        );
+    }
+    let per_round = renewals;
+    let renewals = answers.len();
+    // Redis's main thread's CPU over the rounds, each of which spread the
+    // fleet's renewals of one refresh over one second: its share of a core.
     let cpu = (cpu_seconds(&mut control).await - cpu_before) / timed.elapsed().as_secs_f64()
         * nodes as f64
-        / renewals as f64
+        / per_round as f64
         * 100.0;
-    let floor = ping_floor(&mut control, &connections, (nodes, renewals), args).await;
+    let floor = ping_floor(&mut control, &connections, (nodes, per_round), args).await;
     let late = answers.iter().filter(|(_, late, _)| *late).count();
     let mut reasons: Vec<(&str, usize)> = Vec::new();
     for why in answers.iter().filter_map(|(_, _, why)| *why) {

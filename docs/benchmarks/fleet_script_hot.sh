@@ -2,10 +2,11 @@
 # The fleet script's own cost with Redis kept hot: calls pipelined with
 # `redis-cli --pipe`, no idle between them, so the figure is the script's
 # work without the cold caches of calls spread over a second (which
-# `examples/fleet_scale.rs` measures). A ledger of 10,000 nodes (budget
-# 76,000 slots: wants drawn 0 to 16 bind) is joined and renewed past its
-# learning lease; then 20,000 renewals of random nodes are timed, each
-# kind in turn:
+# `examples/fleet_scale.rs` measures), as the issue's first figures were
+# taken (EVALSHA driven directly). For each size, a ledger of that many
+# nodes (7.6 slots a node: wants drawn 0 to 16 bind) is joined and
+# renewed past its learning lease; then 20,000 renewals of random nodes
+# are timed, each kind in turn:
 #   same:  every want as it stands (the script's fixed cost: a renewal
 #          that moves nothing),
 #   moved: a want drawn afresh (the tree, the order and the share move),
@@ -13,10 +14,12 @@
 #          with the same keys and arguments).
 # Prints Redis's `usec_per_call` for each (INFO commandstats).
 #
-#   bash docs/benchmarks/fleet_script_hot.sh [ROUNDS]
+#   bash docs/benchmarks/fleet_script_hot.sh [ROUNDS [SIZES]]
+#   bash docs/benchmarks/fleet_script_hot.sh 3 10,100,1000,10000
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
+sizes=${2:-10,100,1000,10000}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
   >/dev/null 2>&1 &
@@ -25,15 +28,16 @@ trap 'kill $server 2>/dev/null' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 cli() { redis-cli -p "$port" "$@"; }
 
-# calls SHA MODE COUNT SEED SAME: COUNT calls of MODE, as inline commands.
+# calls SHA MODE COUNT SEED SAME NODES: COUNT calls of MODE by NODES
+# nodes, as inline commands.
 calls() {
-  awk -v sha="$1" -v mode="$2" -v n="$3" -v seed="$4" -v same="$5" 'BEGIN {
+  awk -v sha="$1" -v mode="$2" -v n="$3" -v seed="$4" -v same="$5" -v nodes="$6" 'BEGIN {
     srand(seed); t = "{sidejob:fleet:hot}"
     k = "6 " t ":meta " t ":nodes " t ":expiry " t ":held " t ":levels " t ":order"
     for (c = 0; c < n; c++) {
-      i = (mode == "join") ? c : int(rand() * 10000)
+      i = (mode == "join") ? c : int(rand() * nodes)
       w = (mode == "join" || same) ? (i * 7) % 17 : int(rand() * 17)
-      printf "EVALSHA %s %s node-%d token-%d 76000 10000 1000 %d 0 %s -1 -1\r\n", sha, k, i, i, w, mode
+      printf "EVALSHA %s %s node-%d token-%d %d 10000 1000 %d 0 %s -1 -1\r\n", sha, k, i, i, nodes * 76 / 10, w, mode
     }
   }'
 }
@@ -45,24 +49,26 @@ usec() {
 
 script=$(cli script load "$(cat src/fleet/renew.lua)")
 empty=$(cli script load "return {'late', 0, 0, 0, 0, 0, 0, 0, ''}")
-for round in $(seq "$rounds"); do
-  cli flushall >/dev/null
-  calls "$script" join 10000 1 0 | cli --pipe >/dev/null
-  # Past the learning lease (10 s), renewing within `alive`'s 3 s.
-  for seed in 2 3 4 5 6 7; do
-    sleep 1.2
-    calls "$script" renew 10000 "$seed" 1 | cli --pipe >/dev/null
+for nodes in ${sizes//,/ }; do
+  for round in $(seq "$rounds"); do
+    cli flushall >/dev/null
+    calls "$script" join "$nodes" 1 0 "$nodes" | cli --pipe >/dev/null
+    # Past the learning lease (10 s), renewing within `alive`'s 3 s.
+    for seed in 2 3 4 5 6 7; do
+      sleep 1.2
+      calls "$script" renew "$nodes" "$seed" 1 "$nodes" | cli --pipe >/dev/null
+    done
+    line="nodes $nodes, round $round:"
+    for kind in same moved empty; do
+      sha=$script
+      [ "$kind" = empty ] && sha=$empty
+      same=1
+      [ "$kind" = moved ] && same=0
+      calls "$sha" renew 20000 "9$round" "$same" "$nodes" >"${TMPDIR:-/tmp}/fleet_hot_calls"
+      cli config resetstat >/dev/null
+      cli --pipe <"${TMPDIR:-/tmp}/fleet_hot_calls" >/dev/null
+      line="$line $kind $(usec) us"
+    done
+    echo "$line"
   done
-  line="round $round:"
-  for kind in same moved empty; do
-    sha=$script
-    [ "$kind" = empty ] && sha=$empty
-    same=1
-    [ "$kind" = moved ] && same=0
-    calls "$sha" renew 20000 "9$round" "$same" >"${TMPDIR:-/tmp}/fleet_hot_calls"
-    cli config resetstat >/dev/null
-    cli --pipe <"${TMPDIR:-/tmp}/fleet_hot_calls" >/dev/null
-    line="$line $kind $(usec) us"
-  done
-  echo "$line"
 done
