@@ -10,8 +10,7 @@
 //! ```
 //!
 //! For each fleet size it joins every node (64 calls in flight, as nodes
-//! starting at once would make them, each on a connection of its own, as
-//! each node has one), renews for a lease untimed (past the
+//! starting at once would make them), renews for a lease untimed (past the
 //! budget's first, learning, lease), then times a lease's worth of rounds
 //! one after another (`--timed-rounds`), each a renewal of every node
 //! spread over one second, as the nodes of a fleet with a 1 s refresh make
@@ -30,19 +29,25 @@
 //! carries the expiry and time since its node's last answer. A node reports
 //! the want `quiet::Water::reported` gives (a want that fell is kept while
 //! no want is capped); `--lower-at-once` reports every want as it is, as
-//! nodes did before, to compare. It prints the
+//! nodes did before, to compare. Each call in flight (`--in-flight`, 32)
+//! has a connection of its own, which the nodes it renews for share in
+//! turn: Redis reads each call alone on its connection, as it would a
+//! node's, but serves 32 connections, not one a node (so its CPU for a
+//! real fleet is likely higher still). It prints the
 //! share of renewals that ran the script, the renewal's p50 and p99 as the
 //! node sees it (sent to answered, Redis's queue and a quiet renewal that
 //! led to the script included), Redis's own `usec_per_call` for the script
 //! (`INFO commandstats`), Redis's time per renewal over every command (an
 //! upper bound: a command a script runs counts both in the script's time
-//! and in its own), and the share of one Redis core the budget would take
-//! at a 1 s refresh (`nodes ×` that time per renewal `/ 1 s`); then the
-//! share of a core Redis's main thread used over the rounds (`INFO cpu`,
-//! scaled to a 1 s refresh), which also counts reading each call and
+//! and in its own), and *redis busy*, the share of a Redis core the
+//! budget's commands would take at a 1 s refresh (`nodes ×` that time per
+//! renewal `/ 1 s`: the issue's measure); then *redis cpu*, the share of a
+//! core Redis's main thread used (`INFO cpu`: its CPU a renewal over the
+//! rounds, `× nodes / 1 s`), which also counts reading each call and
 //! writing its answer, the part of a round trip no command's time shows;
-//! the same for one `PING` a renewal, paced alike (the floor of any
-//! renewal that takes a round trip); and below each size's row the script
+//! *ping floor*, the same for one `PING` a renewal over as many rounds
+//! paced alike (the floor of any renewal that takes a round trip at that
+//! rate); and below each size's row the script
 //! calls by reason (a want that moved its node's share, or what the quiet
 //! renewal found moved).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
@@ -100,8 +105,8 @@ struct Args {
     /// answers no record (before quiet renewals) is called at every renewal.
     #[arg(long)]
     script: Option<std::path::PathBuf>,
-    /// Times the first round at once, in the budget's first (learning)
-    /// lease, instead of after a lease of untimed renewals.
+    /// Times the rounds at once, from the budget's first (learning) lease
+    /// on, instead of after a lease of untimed renewals.
     #[arg(long)]
     no_warm_up: bool,
     /// Rounds timed one after another (default: a lease's worth, so the
@@ -355,7 +360,8 @@ async fn cpu_seconds(connection: &mut MultiplexedConnection) -> f64 {
         .query_async(connection)
         .await
         .expect("INFO answers");
-    info.lines()
+    let times: Vec<f64> = info
+        .lines()
         .filter_map(|line| line.split_once(':'))
         .filter(|(field, _)| {
             matches!(
@@ -364,7 +370,13 @@ async fn cpu_seconds(connection: &mut MultiplexedConnection) -> f64 {
             )
         })
         .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
-        .sum()
+        .collect();
+    assert_eq!(
+        times.len(),
+        2,
+        "INFO cpu has the main thread's user and system time (Redis 7.0 or later)"
+    );
+    times.iter().sum()
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -456,7 +468,6 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .await
         .expect("CONFIG RESETSTAT");
     let cpu_before = cpu_seconds(&mut control).await;
-    let timed = Instant::now();
     let timed_rounds = args
         .timed_rounds
         .unwrap_or(args.lease_ms.div_ceil(REFRESH_MS))
@@ -476,13 +487,11 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     }
     let per_round = renewals;
     let renewals = answers.len();
-    // Redis's main thread's CPU over the rounds, each of which spread the
-    // fleet's renewals of one refresh over one second: its share of a core.
-    let cpu = (cpu_seconds(&mut control).await - cpu_before) / timed.elapsed().as_secs_f64()
-        * nodes as f64
-        / per_round as f64
+    // Redis's main thread's CPU a renewal over the rounds, times the
+    // fleet's renewals a second at a 1 s refresh: its share of a core.
+    let cpu = (cpu_seconds(&mut control).await - cpu_before) / renewals as f64 * nodes as f64
+        / (REFRESH_MS as f64 / 1e3)
         * 100.0;
-    let floor = ping_floor(&mut control, &connections, (nodes, per_round), args).await;
     let late = answers.iter().filter(|(_, late, _)| *late).count();
     let mut reasons: Vec<(&str, usize)> = Vec::new();
     for why in answers.iter().filter_map(|(_, _, why)| *why) {
@@ -505,6 +514,14 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     };
     let per_renewal = all_usec / renewals as f64;
     let (p50, p99) = (percentile(&took, 0.50), percentile(&took, 0.99));
+    // After the commands' time is read: its `PING`s are not the fleet's.
+    let floor = ping_floor(
+        &mut control,
+        &connections,
+        (nodes, per_round, timed_rounds),
+        args,
+    )
+    .await;
     let busy = nodes as f64 * per_renewal / (REFRESH_MS as f64 * 1e3) * 100.0;
     println!(
         "{nodes:>6} | {:>8.1} s | {renewals:>8} | {late:>5} | {:>7.1}% | {p50:>9.0} | {p99:>9.0} | {per_call:>14.1} | {per_renewal:>10.1} | {busy:>9.1}% | {cpu:>8.1}% | {floor:>9.1}%",
@@ -569,40 +586,45 @@ async fn round(
     round.join_all().await.into_iter().flatten().collect()
 }
 
-/// The floor of any renewal that takes a round trip: `renewals` `PING`s
-/// paced as [`round`] paces the renewals, one per call in flight on each
-/// connection; Redis's main thread's CPU share over them, scaled to the
-/// fleet's `nodes` at a 1 s refresh.
+/// The floor of any renewal that takes a round trip: `rounds` rounds of
+/// `renewals` `PING`s, each paced as [`round`] paces the renewals, one per
+/// call in flight on each connection; Redis's main thread's CPU a `PING`,
+/// times the fleet's `nodes` renewals a second at a 1 s refresh.
 async fn ping_floor(
     control: &mut MultiplexedConnection,
     connections: &[MultiplexedConnection],
-    (nodes, renewals): (usize, usize),
+    (nodes, renewals, rounds): (usize, usize, u64),
     args: &Args,
 ) -> f64 {
     let workers = args.in_flight.min(renewals).min(nodes).max(1);
     let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
     let before = cpu_seconds(control).await;
-    let timed = Instant::now();
-    let start = tokio::time::Instant::now();
-    let mut pings = tokio::task::JoinSet::new();
-    for (worker, connection) in connections.iter().enumerate().take(workers) {
-        let mut connection = connection.clone();
-        pings.spawn(async move {
-            let first = start + every.mul_f64(worker as f64 / workers as f64);
-            let mut ticks = tokio::time::interval_at(first, every);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            for _ in (worker..renewals).step_by(workers) {
-                ticks.tick().await;
-                let _: String = redis::cmd("PING")
-                    .query_async(&mut connection)
-                    .await
-                    .expect("PING answers");
-            }
-        });
+    let mut pinged = 0;
+    for _ in 0..rounds {
+        let start = tokio::time::Instant::now();
+        let mut pings = tokio::task::JoinSet::new();
+        for (worker, connection) in connections.iter().enumerate().take(workers) {
+            let mut connection = connection.clone();
+            pings.spawn(async move {
+                let first = start + every.mul_f64(worker as f64 / workers as f64);
+                let mut ticks = tokio::time::interval_at(first, every);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut pinged = 0;
+                for _ in (worker..renewals).step_by(workers) {
+                    ticks.tick().await;
+                    let _: String = redis::cmd("PING")
+                        .query_async(&mut connection)
+                        .await
+                        .expect("PING answers");
+                    pinged += 1;
+                }
+                pinged
+            });
+        }
+        pinged += pings.join_all().await.into_iter().sum::<usize>();
     }
-    pings.join_all().await;
-    (cpu_seconds(control).await - before) / timed.elapsed().as_secs_f64() * nodes as f64
-        / renewals as f64
+    (cpu_seconds(control).await - before) / pinged.max(1) as f64 * nodes as f64
+        / (REFRESH_MS as f64 / 1e3)
         * 100.0
 }
 
