@@ -104,10 +104,12 @@
 //! which runs out `min(3 refreshes, lease − refresh)` after the last: sooner
 //! than any lease a live node renews every refresh, so a ledger restored
 //! from a snapshot old enough to have lost a live lease has lost `alive` too,
-//! and learns before it purges. A steady fleet of 10,000 nodes costs Redis
-//! about 7% of a core at a 1 s refresh, where one script call a node a
-//! refresh cost 66%; with a fifth of the wants moving every second, 49%
-//! against 86% (`docs/benchmarks.md`).
+//! and learns before it purges. A steady fleet of 10,000 nodes costs
+//! Redis's commands about 7% of a core at a 1 s refresh, where one script
+//! call a node a refresh cost 66%; with a fifth of the wants moving every
+//! second, 34–49% against 86%. Redis's CPU, reading the calls and writing
+//! the answers counted, is about 20% for the steady fleet on the VM of
+//! `docs/benchmarks.md`, where the round trips alone take 10%.
 //!
 //! **What a renewal costs**. A renewal by script whose node's want did not move
 //! reads the settings, its node's record and the leases due, and writes its
