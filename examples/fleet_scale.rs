@@ -47,9 +47,8 @@
 //! writing its answer, the part of a round trip no command's time shows;
 //! *ping floor*, the same for one `PING` a renewal over as many rounds
 //! paced alike (the floor of any renewal that takes a round trip at that
-//! rate); and below each size's row the script
-//! calls by reason (a want that moved its node's share, or what the quiet
-//! renewal found moved).
+//! rate); and below each size's row the script calls by reason (a want
+//! that moved its node's share, or what the quiet renewal found moved).
 //! Its last line is `nodes N: usec_per_call X, p99 Y us, redis busy Z%`.
 #![allow(missing_docs)]
 
@@ -396,9 +395,9 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
         .query_async(&mut control)
         .await
         .expect("FLUSHALL");
-    // A connection of its own for each call in flight, as each node has
-    // its own: Redis reads and answers every call alone, not many calls
-    // at once on a connection they share.
+    // A connection of its own for each call in flight, which the nodes
+    // share in turn: Redis reads each call alone, as it would a node's,
+    // not many calls at once on one connection.
     let mut connections = Vec::new();
     for _ in 0..64.max(args.in_flight).min(nodes) {
         connections.push(
@@ -538,6 +537,30 @@ async fn measure(url: &str, nodes: usize, renewals: usize, args: &Args) -> (f64,
     (per_call, p99, busy)
 }
 
+/// How `renewals` calls to the fleet's `nodes` nodes are spread over one
+/// second: by how many workers (calls in flight), each calling every how
+/// long.
+fn pacing(args: &Args, nodes: usize, renewals: usize) -> (usize, Duration) {
+    let workers = args.in_flight.min(renewals).min(nodes).max(1);
+    (
+        workers,
+        Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64),
+    )
+}
+
+/// The ticks of worker `worker` of `workers`, one `every`, from `start`:
+/// staggered, so the workers' calls arrive spread over the second.
+fn ticks(
+    start: tokio::time::Instant,
+    every: Duration,
+    (worker, workers): (usize, usize),
+) -> tokio::time::Interval {
+    let first = start + every.mul_f64(worker as f64 / workers as f64);
+    let mut ticks = tokio::time::interval_at(first, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks
+}
+
 /// `renewals` renewals of the fleet's `nodes` nodes spread over one second,
 /// `in_flight` at a time: how long each took, whether it came late, and
 /// why it ran the script, if it did.
@@ -548,8 +571,7 @@ async fn round(
     (nodes, renewals, number): (usize, usize, u64),
     args: &Args,
 ) -> Vec<(Duration, bool, Option<&'static str>)> {
-    let workers = args.in_flight.min(renewals).min(nodes).max(1);
-    let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
+    let (workers, every) = pacing(args, nodes, renewals);
     let mut round = tokio::task::JoinSet::new();
     let start = tokio::time::Instant::now();
     for (worker, connection) in connections.iter().enumerate().take(workers) {
@@ -561,10 +583,7 @@ async fn round(
         round.spawn(async move {
             // Drawn afresh each round: the wants move every round.
             let mut draw = Draw(0xD1B5_4A32_D192_ED03 ^ (worker as u64 + 1) ^ (number << 32));
-            // Staggered, so the calls arrive spread over the second.
-            let first = start + every.mul_f64(worker as f64 / workers as f64);
-            let mut ticks = tokio::time::interval_at(first, every);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut ticks = ticks(start, every, (worker, workers));
             let mut took = Vec::new();
             for call in (worker..renewals).step_by(workers) {
                 ticks.tick().await;
@@ -596,8 +615,7 @@ async fn ping_floor(
     (nodes, renewals, rounds): (usize, usize, u64),
     args: &Args,
 ) -> f64 {
-    let workers = args.in_flight.min(renewals).min(nodes).max(1);
-    let every = Duration::from_secs(1).mul_f64(workers as f64 / renewals as f64);
+    let (workers, every) = pacing(args, nodes, renewals);
     let before = cpu_seconds(control).await;
     let mut pinged = 0;
     for _ in 0..rounds {
@@ -606,9 +624,7 @@ async fn ping_floor(
         for (worker, connection) in connections.iter().enumerate().take(workers) {
             let mut connection = connection.clone();
             pings.spawn(async move {
-                let first = start + every.mul_f64(worker as f64 / workers as f64);
-                let mut ticks = tokio::time::interval_at(first, every);
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut ticks = ticks(start, every, (worker, workers));
                 let mut pinged = 0;
                 for _ in (worker..renewals).step_by(workers) {
                     ticks.tick().await;
